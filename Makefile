@@ -1,0 +1,40 @@
+# The two commands a newcomer needs are `make run` and `make test` (README: Quick start).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+HOST ?= 127.0.0.1
+PYTEST_ARGS ?=
+
+.PHONY: install run test lint bench migrate clean
+
+# Idempotent: reinstalls only when pyproject.toml changed since the last install.
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+migrate: install
+	mkdir -p var/static
+	$(BIN)/python manage.py migrate --noinput
+
+run: migrate
+	$(BIN)/python manage.py seed_demo
+	@echo "Serving on http://$(HOST):$(PORT)/ (Ctrl-C stops)"
+	$(BIN)/uvicorn maria.asgi:application --host $(HOST) --port $(PORT) --lifespan off
+
+test: install
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/mypy .
+
+bench: install
+	@for script in bench/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis

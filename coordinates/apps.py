@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class CoordinatesConfig(AppConfig):
+    name = "coordinates"
+    verbose_name = "Coordinates, zones and roles"

@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
+
+from coordinates import demo
+from coordinates.coordinate import parse
+from coordinates.models import ApiToken
+from coordinates.selectors import zone_get
+from coordinates.services import (
+    agent_user,
+    hash_key,
+    policy_update,
+    role_grant,
+    user_ensure,
+    zone_add,
+)
+
+
+class Command(BaseCommand):
+    help = "Load the demo organisation (idempotent) and print its logins and agent token."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--force", action="store_true", help="seed even with DEBUG off (never in production)"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if not settings.DEBUG and not options["force"]:
+            raise CommandError("seed_demo creates known passwords; it runs only with DEBUG on")
+        with transaction.atomic():
+            for coordinate, name in demo.ZONES:
+                zone_add(coordinate=parse(coordinate), name=name)
+            for coordinate, overrides, reason in demo.POLICIES:
+                policy_update(
+                    zone=zone_get(parse(coordinate)), overrides=overrides, reason=reason, actor=None
+                )
+            for username, role, scope, password in demo.PEOPLE:
+                user = user_ensure(username=username, password=password)
+                role_grant(user=user, role=role, scope=parse(scope))
+            agent = parse(demo.AGENT)
+            ApiToken.objects.get_or_create(
+                key_hash=hash_key(demo.AGENT_DEMO_KEY),
+                defaults={
+                    "prefix": demo.AGENT_DEMO_KEY[:14],
+                    "user": agent_user(agent),
+                    "agent": demo.AGENT,
+                    "label": "demo agent",
+                },
+            )
+        self.stdout.write("Demo data ready.")
+        self.stdout.write("Logins (username / password, role on scope):")
+        for username, role, scope, password in demo.PEOPLE:
+            self.stdout.write(f"  {username:<10} / {password:<15} {role} on {scope}")
+        self.stdout.write(f"Agent {demo.AGENT} token: {demo.AGENT_DEMO_KEY}")

@@ -1,0 +1,128 @@
+"""Zones (the G.U.P.Z tree), versioned zone policies, role assignments and agent tokens."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+
+from coordinates.coordinate import Coordinate, Level
+
+
+class Zone(models.Model):
+    """A node of the organisational tree: galaxy, universe, planet or zone."""
+
+    coordinate = models.CharField(max_length=64, unique=True)
+    level = models.CharField(max_length=16, choices=[(lv.value, lv.value) for lv in Level])
+    depth = models.PositiveSmallIntegerField()
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="children"
+    )
+    name = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["depth", "coordinate"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(depth__gte=1, depth__lte=4), name="zone_depth_1_to_4"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.coordinate
+
+    @property
+    def coord(self) -> Coordinate:
+        return Coordinate.parse(self.coordinate)
+
+
+class ZonePolicyVersion(models.Model):
+    """One immutable edit of a zone's own policy overrides; the newest version is in force."""
+
+    zone = models.ForeignKey(Zone, on_delete=models.PROTECT, related_name="policy_versions")
+    version = models.PositiveIntegerField()
+    overrides = models.JSONField(default=dict)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    reason = models.TextField()
+
+    class Meta:
+        ordering = ["zone_id", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["zone", "version"], name="policy_version_unique"),
+            models.CheckConstraint(condition=models.Q(version__gte=1), name="policy_version_gte_1"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.zone.coordinate}@{self.version}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # Versions are history: an edit is a new row, never an update of an old one.
+        if self.pk is not None:
+            raise ValueError("a policy version is immutable; make a new version instead")
+        super().save(*args, **kwargs)
+
+
+class Role(models.TextChoices):
+    REVIEWER = "reviewer", "Reviewer"
+    ZONE_ADMIN = "zone_admin", "Zone admin"
+    AUDITOR = "auditor", "Auditor"
+
+
+class RoleAssignment(models.Model):
+    """A role on a coordinate prefix; it applies to everything beneath the prefix."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="role_assignments"
+    )
+    role = models.CharField(max_length=16, choices=Role.choices)
+    scope = models.CharField(max_length=64)
+    granted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    granted_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["user_id", "role", "scope"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "role", "scope"], name="role_assignment_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.role} on {self.scope}"
+
+
+class ApiToken(models.Model):
+    """A bearer token, stored as its SHA-256 only: an agent's (bound to one agent coordinate)
+    or a person's personal token."""
+
+    key_hash = models.CharField(max_length=64, unique=True)
+    prefix = models.CharField(max_length=12)  # shown in lists so a token can be recognised
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    agent = models.CharField(max_length=64, blank=True)  # agent coordinate; empty for people
+    label = models.CharField(max_length=200, blank=True)
+    webhook_url = models.URLField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        owner = self.agent or self.user.get_username()
+        return f"{self.prefix}… ({owner})"
+
+    @property
+    def is_agent(self) -> bool:
+        return bool(self.agent)
+
+    @property
+    def agent_coordinate(self) -> Coordinate | None:
+        return Coordinate.parse(self.agent) if self.agent else None

@@ -1,0 +1,146 @@
+"""Zone policy values: the fields, the system default, validation and inheritance.
+
+A zone's effective policy is its own overrides merged over its ancestors' (zone over planet
+over universe over galaxy over the system default). Pure: no Django.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+WEIGHT_FIELDS = ("w1", "w2", "w3", "w4")
+WEIGHT_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyValues:
+    """Every threshold that judges an answer in a zone (DESIGN section 5)."""
+
+    tau: float = 0.70  # sufficiency needed to answer in full
+    delta: float = 0.10  # width of the hedged and partial bands below tau
+    floor: float = 0.30  # items below this confidence are noise (paper 000, 2.3)
+    refusal_floor: float = 0.40  # below this sufficiency an answer is blocked
+    required_evidence: int = 3  # items a claim needs for full completeness
+    w1: float = 0.40  # confidence weight of embedding similarity
+    w2: float = 0.30  # ... of key-term coverage
+    w3: float = 0.15  # ... of document recency
+    w4: float = 0.15  # ... of document authority
+    cohesion_tau: float = 0.15  # graph gate threshold (medium risk)
+    gamma: float = 0.70  # graph diffusion decay
+    hops: int = 3  # graph diffusion depth
+    review_sla_hours: float = 24.0  # time a reviewer has before escalation
+    approvals_required: int = 1  # distinct reviewers needed to approve
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+SYSTEM_DEFAULT = PolicyValues()
+FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(PolicyValues))
+_INT_FIELDS = frozenset({"required_evidence", "hops", "approvals_required"})
+_UNIT_FIELDS = frozenset({"tau", "delta", "floor", "refusal_floor", "cohesion_tau", *WEIGHT_FIELDS})
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyProblem:
+    field: str
+    message: str
+
+
+def _number_problem(name: str, value: Any) -> str | None:
+    if name in _INT_FIELDS:
+        if isinstance(value, bool) or not isinstance(value, int):
+            return "must be a whole number"
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "must be a number"
+    if not math.isfinite(value):
+        return "must be a finite number"
+    return None
+
+
+def check_overrides(overrides: Mapping[str, Any]) -> list[PolicyProblem]:
+    """Problems with one zone's own overrides taken alone (unknown fields, types, ranges)."""
+    problems: list[PolicyProblem] = []
+    for name, value in overrides.items():
+        if name not in FIELD_NAMES:
+            problems.append(PolicyProblem(name, f"unknown policy field {name!r}"))
+            continue
+        if value is None:
+            continue
+        if (message := _number_problem(name, value)) is not None:
+            problems.append(PolicyProblem(name, message))
+            continue
+        if name in _UNIT_FIELDS and not 0.0 <= value <= 1.0:
+            problems.append(PolicyProblem(name, f"{name} must lie in [0, 1], got {value}"))
+        elif name == "gamma" and not 0.0 < value <= 1.0:
+            problems.append(PolicyProblem(name, f"gamma must lie in (0, 1], got {value}"))
+        elif name == "hops" and not 0 <= value <= 10:
+            problems.append(PolicyProblem(name, f"hops must be 0 to 10, got {value}"))
+        elif name == "required_evidence" and not 1 <= value <= 100:
+            problems.append(PolicyProblem(name, f"required_evidence must be 1 to 100, got {value}"))
+        elif name == "approvals_required" and not 1 <= value <= 5:
+            problems.append(
+                PolicyProblem(name, f"approvals_required must be 1 to 5, got {value}")
+            )
+        elif name == "review_sla_hours" and not 0 < value <= 24 * 365:
+            problems.append(
+                PolicyProblem(name, f"review_sla_hours must be in (0, 8760], got {value}")
+            )
+    return problems
+
+
+def check_effective(values: PolicyValues) -> list[PolicyProblem]:
+    """Problems that only show once overrides are merged: relations between fields."""
+    problems: list[PolicyProblem] = []
+    if values.refusal_floor > values.tau:
+        problems.append(
+            PolicyProblem(
+                "refusal_floor",
+                f"refusal_floor ({values.refusal_floor}) must not exceed tau ({values.tau})",
+            )
+        )
+    total = values.w1 + values.w2 + values.w3 + values.w4
+    if abs(total - 1.0) > WEIGHT_TOLERANCE:
+        problems.append(
+            PolicyProblem("weights", f"w1 + w2 + w3 + w4 must equal 1 within 1e-6, got {total:.6g}")
+        )
+    if values.tau - 2 * values.delta < 0:
+        problems.append(
+            PolicyProblem("delta", f"tau - 2*delta must not fall below 0 (tau {values.tau})")
+        )
+    return problems
+
+
+def merge(chain: Sequence[Mapping[str, Any]], base: PolicyValues = SYSTEM_DEFAULT) -> PolicyValues:
+    """Apply overrides outermost first; a missing or null field inherits from above."""
+    values = base.as_dict()
+    for overrides in chain:
+        for name, value in overrides.items():
+            if value is not None and name in values:
+                values[name] = value
+    return PolicyValues(**values)
+
+
+def sources(chain: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, str]:
+    """Where each effective value comes from: the coordinate that set it, or 'default'."""
+    origin = dict.fromkeys(FIELD_NAMES, "default")
+    for coordinate, overrides in chain:
+        for name, value in overrides.items():
+            if value is not None and name in origin:
+                origin[name] = coordinate
+    return origin
+
+
+def normalise_overrides(overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """Drop nulls and store numbers in their field's type, so equal policies hash equal."""
+    clean: dict[str, Any] = {}
+    for name in FIELD_NAMES:
+        value = overrides.get(name)
+        if value is None:
+            continue
+        clean[name] = int(value) if name in _INT_FIELDS else float(value)
+    return clean

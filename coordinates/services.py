@@ -1,0 +1,193 @@
+"""The few functions that change zones, policies, roles and tokens, each in one transaction."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+from rest_framework import status
+
+from coordinates import policy
+from coordinates.coordinate import Coordinate, Level
+from coordinates.models import ApiToken, Role, RoleAssignment, Zone, ZonePolicyVersion
+from coordinates.selectors import effective_policy, zone_get
+from maria.errors import ApplicationError
+
+TOKEN_PREFIX_LENGTH = 8
+
+
+def zone_add(*, coordinate: Coordinate, name: str = "") -> Zone:
+    """Create the zone and any missing ancestors; an existing zone is returned unchanged."""
+    if coordinate.level == Level.AGENT:
+        raise ApplicationError(
+            f"{coordinate} is an agent; zones stop at the Z level", field="coordinate"
+        )
+    with transaction.atomic():
+        parent: Zone | None = None
+        for level in coordinate.lineage():
+            zone, _ = Zone.objects.get_or_create(
+                coordinate=str(level),
+                defaults={
+                    "level": level.level.value,
+                    "depth": level.depth,
+                    "parent": parent,
+                    "name": name if level == coordinate else "",
+                },
+            )
+            parent = zone
+    assert parent is not None  # a coordinate has at least one level
+    return parent
+
+
+def _policy_problems_to_error(problems: list[policy.PolicyProblem], where: str = "") -> None:
+    if problems:
+        first = problems[0]
+        raise ApplicationError(f"{first.message}{where}", code="invalid_policy", field=first.field)
+
+
+def policy_update(
+    *, zone: Zone, overrides: Mapping[str, Any], reason: str, actor: AbstractBaseUser | None
+) -> ZonePolicyVersion:
+    """Make the zone's own overrides a new version, after checking it and every zone below."""
+    if not isinstance(reason, str) or not reason.strip():
+        raise ApplicationError("a reason is required for every policy change", field="reason")
+    _policy_problems_to_error(policy.check_overrides(overrides))
+    clean = policy.normalise_overrides(overrides)
+    with transaction.atomic():
+        # The lock serialises edits of one zone so version numbers never collide.
+        locked = Zone.objects.select_for_update().get(pk=zone.pk)
+        current = locked.policy_versions.order_by("-version").first()
+        if current is not None and current.overrides == clean:
+            return current  # the same values again are not an edit
+        # Overrides inherit downwards: the zone and everything beneath must still make sense.
+        affected = [locked, *Zone.objects.filter(coordinate__startswith=f"{locked.coordinate}.")]
+        for below in affected:
+            merged = effective_policy(below.coord, replace=(locked.coordinate, clean)).values
+            where = "" if below.pk == locked.pk else f" (in {below.coordinate}, which inherits it)"
+            _policy_problems_to_error(policy.check_effective(merged), where)
+        return ZonePolicyVersion.objects.create(
+            zone=locked,
+            version=(current.version + 1) if current else 1,
+            overrides=clean,
+            created_by=actor,
+            reason=reason.strip(),
+        )
+
+
+def user_ensure(*, username: str, password: str | None = None) -> AbstractBaseUser:
+    """Get or create a person's account; a given password is (re)set."""
+    User = get_user_model()
+    user, _ = User.objects.get_or_create(username=username)
+    if password is not None:
+        user.set_password(password)
+        user.save(update_fields=["password"])
+    return user
+
+
+def role_grant(
+    *,
+    user: AbstractBaseUser,
+    role: str,
+    scope: Coordinate,
+    granted_by: AbstractBaseUser | None = None,
+) -> RoleAssignment:
+    if role not in Role.values:
+        raise ApplicationError(
+            f"unknown role {role!r}; one of {', '.join(Role.values)}", field="role"
+        )
+    if scope.level == Level.AGENT:
+        raise ApplicationError("roles are granted on a zone or above, not on an agent", field="scope")
+    zone_get(scope, field="scope")
+    assignment, _ = RoleAssignment.objects.get_or_create(
+        user=user, role=role, scope=str(scope), defaults={"granted_by": granted_by}
+    )
+    return assignment
+
+
+def role_revoke(*, user: AbstractBaseUser, role: str, scope: Coordinate) -> int:
+    deleted, _ = RoleAssignment.objects.filter(user=user, role=role, scope=str(scope)).delete()
+    return deleted
+
+
+def hash_key(key: str) -> str:
+    # Keys are 256 random bits, so a fast hash is enough: nothing to brute-force.
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _new_key() -> str:
+    return f"maria_{secrets.token_urlsafe(32)}"
+
+
+def agent_user(agent: Coordinate) -> AbstractBaseUser:
+    """Each agent acts through a service account, so proposals have a proposer."""
+    User = get_user_model()
+    user, created = User.objects.get_or_create(username=f"agent:{agent}")
+    if created:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    return user
+
+
+def token_issue(
+    *,
+    agent: Coordinate | None = None,
+    user: AbstractBaseUser | None = None,
+    label: str = "",
+    webhook_url: str = "",
+) -> tuple[ApiToken, str]:
+    """Issue a bearer token and return it with its key, which is never stored or shown again."""
+    if (agent is None) == (user is None):
+        raise ApplicationError("a token belongs to exactly one agent or one person", field="agent")
+    with transaction.atomic():
+        if agent is not None:
+            if agent.level != Level.AGENT:
+                raise ApplicationError(
+                    f"{agent} is a {agent.level}; tokens are issued to agents (G.U.P.Z.A)",
+                    field="agent",
+                )
+            zone_get(agent.zone(), field="agent")
+            user = agent_user(agent)
+        assert user is not None
+        key = _new_key()
+        token = ApiToken.objects.create(
+            key_hash=hash_key(key),
+            prefix=key[: TOKEN_PREFIX_LENGTH + len("maria_")],
+            user=user,
+            agent=str(agent) if agent is not None else "",
+            label=label,
+            webhook_url=webhook_url,
+        )
+    return token, key
+
+
+def token_revoke(*, token: ApiToken) -> ApiToken:
+    if token.revoked_at is None:
+        token.revoked_at = timezone.now()
+        token.save(update_fields=["revoked_at"])
+    return token
+
+
+def token_authenticate(key: str) -> ApiToken:
+    try:
+        token = ApiToken.objects.select_related("user").get(key_hash=hash_key(key))
+    except ApiToken.DoesNotExist:
+        raise ApplicationError(
+            "invalid token", code="not_authenticated", status_code=status.HTTP_401_UNAUTHORIZED
+        ) from None
+    if token.revoked_at is not None or not token.user.is_active:
+        raise ApplicationError(
+            "this token has been revoked",
+            code="not_authenticated",
+            status_code=status.HTTP_401_UNAUTHORIZED,
+        )
+    now = timezone.now()
+    # Write last use at most once a minute: a busy agent must not turn reads into writes.
+    if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    return token

@@ -1,0 +1,78 @@
+"""The application error type and the one REST exception handler.
+
+Every API error has the shape `{"error": {"code", "message", "field"}}` (DESIGN section 8).
+Services raise `ApplicationError`; DRF's own exceptions are translated here too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+
+
+class ApplicationError(Exception):
+    """A refusal a client can act on: what went wrong, which field, which HTTP status."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str = "invalid",
+        field: str | None = None,
+        status_code: int = status.HTTP_400_BAD_REQUEST,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.field = field
+        self.status_code = status_code
+
+
+def error_body(code: str, message: str, field: str | None = None, **extra: Any) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "field": field, **extra}}
+
+
+def _first_validation_error(detail: Any, path: str = "") -> tuple[str | None, str, str]:
+    """Walk DRF's nested error detail to the first message and the dotted field it names."""
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            name = "" if key == "non_field_errors" else str(key)
+            return _first_validation_error(value, f"{path}.{name}" if path and name else path or name)
+    if isinstance(detail, list) and detail:
+        first = detail[0]
+        if isinstance(first, dict | list):
+            # Lists of objects (claims, citations) name the index: claims.2.text
+            for index, item in enumerate(detail):
+                if item:
+                    return _first_validation_error(item, f"{path}.{index}" if path else str(index))
+        return _first_validation_error(first, path)
+    code = getattr(detail, "code", "invalid") or "invalid"
+    return (path or None), str(detail), str(code)
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, ApplicationError):
+        return Response(error_body(exc.code, exc.message, exc.field), status=exc.status_code)
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied()
+    # Imported here: rest_framework.views loads the authentication classes, which use this module.
+    from rest_framework.views import exception_handler as drf_exception_handler
+
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, exceptions.ValidationError):
+        field, message, code = _first_validation_error(exc.detail)
+        response.data = error_body(code, message, field, details=exc.detail)
+    elif isinstance(exc, exceptions.APIException):
+        detail = exc.detail
+        message = str(detail) if not isinstance(detail, dict | list) else exc.default_detail
+        code = getattr(detail, "code", None) or exc.default_code
+        response.data = error_body(str(code), str(message))
+    return response

@@ -1,0 +1,104 @@
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from coordinates.coordinate import Coordinate, CoordinateError, Level, parse
+
+# An independent oracle: the grammar of DESIGN section 4 as one regular expression.
+N = r"[1-9][0-9]{0,5}"
+GRAMMAR = re.compile(
+    rf"G{N}(?:\.U{N}(?:\.P{N}(?:\.Z{N}(?:\.A{N})?)?)?)?", flags=re.ASCII
+)
+
+numbers = st.integers(min_value=1, max_value=999_999)
+valid = st.lists(numbers, min_size=1, max_size=5).map(lambda ns: Coordinate(tuple(ns)))
+
+
+@given(valid)
+def test_every_valid_coordinate_round_trips(coordinate: Coordinate) -> None:
+    text = str(coordinate)
+    assert parse(text) == coordinate
+    assert str(parse(text)) == text
+    assert GRAMMAR.fullmatch(text)
+
+
+@given(st.text(alphabet="GUPZA0123456789.٣１ x-_", max_size=30))
+@example("G01")
+@example("G1..U2")
+@example("G1.U2.P3.Z4.A5.X6")
+@example("G1.U2.P3.Z4.A5.G6")
+@example(" G1")
+@example("G1.P2")
+@example("g1")
+@example("G１")
+@example("G1.U1234567")
+@example("")
+def test_a_string_parses_exactly_when_the_grammar_accepts_it(text: str) -> None:
+    if GRAMMAR.fullmatch(text):
+        assert str(parse(text)) == text
+    else:
+        with pytest.raises(CoordinateError):
+            parse(text)
+
+
+@given(st.text(max_size=40))
+def test_garbage_never_parses(text: str) -> None:
+    if not GRAMMAR.fullmatch(text):
+        with pytest.raises(CoordinateError):
+            parse(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "level"),
+    [
+        ("G1", Level.GALAXY),
+        ("G1.U2", Level.UNIVERSE),
+        ("G1.U2.P4", Level.PLANET),
+        ("G1.U2.P4.Z3", Level.ZONE),
+        ("G1.U2.P4.Z3.A9", Level.AGENT),
+    ],
+)
+def test_prefixes_name_their_level(text: str, level: Level) -> None:
+    assert parse(text).level == level
+
+
+def test_a_prefix_covers_everything_beneath_it_and_nothing_beside_it() -> None:
+    planet = parse("G1.U2.P4")
+    assert planet.covers(parse("G1.U2.P4"))
+    assert planet.covers(parse("G1.U2.P4.Z3.A1"))
+    assert not planet.covers(parse("G1.U2.P41"))  # a textual prefix is not a coordinate prefix
+    assert not planet.covers(parse("G1.U2"))
+    assert planet.related(parse("G1.U2"))
+
+
+def test_lineage_runs_from_galaxy_to_the_coordinate() -> None:
+    agent = parse("G1.U2.P4.Z3.A9")
+    assert [str(c) for c in agent.lineage()] == [
+        "G1",
+        "G1.U2",
+        "G1.U2.P4",
+        "G1.U2.P4.Z3",
+        "G1.U2.P4.Z3.A9",
+    ]
+    assert str(agent.zone()) == "G1.U2.P4.Z3"
+    assert str(agent.parent) == "G1.U2.P4.Z3"
+    assert parse("G7").parent is None
+
+
+def test_a_level_can_be_required() -> None:
+    assert parse("G1.U1.P1.Z1.A1", level=Level.AGENT).depth == 5
+    with pytest.raises(CoordinateError, match="expected a agent|is a zone"):
+        parse("G1.U1.P1.Z1", level=Level.AGENT)
+
+
+def test_the_error_says_what_is_wrong() -> None:
+    with pytest.raises(CoordinateError, match=r"segment 2 .* must start with 'U'"):
+        parse("G1.P2")
+    with pytest.raises(CoordinateError, match="without leading zeros"):
+        parse("G01")
+    with pytest.raises(CoordinateError, match="at most 5"):
+        parse("G1.U1.P1.Z1.A1.A2")
