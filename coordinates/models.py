@@ -101,7 +101,7 @@ class ApiToken(models.Model):
     or a person's personal token."""
 
     key_hash = models.CharField(max_length=64, unique=True)
-    prefix = models.CharField(max_length=12)  # shown in lists so a token can be recognised
+    prefix = models.CharField(max_length=16)  # shown in lists so a token can be recognised
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
     )

@@ -39,11 +39,12 @@ def _channel_layer() -> dict[str, Any]:
 
 
 def _broker() -> dict[str, Any]:
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        return {"ok": True, "mode": "eager"}
-    with celery_app.connection_for_write() as conn:
+    url = settings.CELERY_BROKER_URL
+    if not url:
+        return {"ok": True, "mode": "eager (no broker configured)"}
+    with celery_app.connection_for_write(url) as conn:
         conn.ensure_connection(max_retries=1, timeout=2)
-    return {"ok": True, "mode": "broker"}
+    return {"ok": True, "mode": "broker", "transport": conn.transport_cls}
 
 
 @never_cache

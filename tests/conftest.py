@@ -22,6 +22,19 @@ def backend_summary() -> str:
     return f"backend: database={database} channel_layer={layer} celery={celery}"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # Tasks run inline in tests even when a broker is configured; the tests that need a real
+    # worker start one themselves.
+    if settings.configured:
+        from maria.celery import app
+
+        settings.CELERY_TASK_ALWAYS_EAGER = True
+        app.conf.task_always_eager = True
+        # Connections made in worker threads (websocket consumers) must close after use, or
+        # PostgreSQL refuses to drop the test database at the end.
+        settings.DATABASES["default"]["CONN_MAX_AGE"] = 0
+
+
 def pytest_report_header(config: pytest.Config) -> str:
     return backend_summary()
 

@@ -1,0 +1,160 @@
+"""Gate grading (DESIGN section 5): the sufficiency gate, the graph (cohesion) gate, and the
+what-if re-grading of stored decisions under another set of thresholds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+import numpy as np
+
+Gate = Literal["auto", "flagged", "required", "blocked"]
+GraphGate = Literal["direct", "qualified", "escalate"]
+RiskLevel = Literal["low", "medium", "high", "critical"]
+
+# Least to most strict: a gate later in this tuple asks for more human attention.
+GATES: tuple[Gate, ...] = ("auto", "flagged", "required", "blocked")
+STRICTNESS: Mapping[str, int] = {gate: rank for rank, gate in enumerate(GATES)}
+
+# Paper 002, section 9: graph-gate cohesion thresholds by the risk of the zone's decisions.
+COHESION_TAU_BY_RISK: Mapping[RiskLevel, float] = {
+    "low": 0.05,
+    "medium": 0.15,
+    "high": 0.30,
+    "critical": 0.50,
+}
+
+# An item needs this multiple of the floor for an answer to pass without a periodic review.
+AUTO_CONFIDENCE_FACTOR = 3.0
+
+
+def _threshold(name: str, value: float) -> float:
+    number = float(value)
+    if not math.isfinite(number) or not 0.0 <= number <= 1.0:
+        raise ValueError(f"{name} must be a finite number in [0, 1], got {value!r}")
+    return number
+
+
+def grade(
+    sufficiency: float,
+    confidence: Sequence[float] | np.ndarray,
+    tau: float,
+    floor: float,
+    refusal_floor: float,
+) -> Gate:
+    """auto S>=tau, all c_j>=3*floor; flagged S>=tau; required S>=refusal_floor; else blocked.
+
+    `confidence` holds the kept items' confidences (after the floor dropped the noise).
+    """
+    s = _threshold("sufficiency", sufficiency)
+    tau = _threshold("tau", tau)
+    floor = _threshold("floor", floor)
+    refusal_floor = _threshold("refusal_floor", refusal_floor)
+    if refusal_floor > tau:
+        raise ValueError(f"refusal_floor ({refusal_floor}) must not exceed tau ({tau})")
+    c = np.asarray(confidence, dtype=np.float64)
+    if c.ndim != 1:
+        raise ValueError(f"confidence must be a 1-d sequence, got shape {c.shape}")
+    if c.size and not np.all(np.isfinite(c)):
+        raise ValueError("confidence must be finite (no NaN or infinity)")
+    if s < refusal_floor:
+        return "blocked"
+    if s < tau:
+        return "required"
+    if c.size and float(c.min()) < AUTO_CONFIDENCE_FACTOR * floor:
+        return "flagged"
+    return "auto"
+
+
+def graph_grade(cohesion: float, cohesion_tau: float) -> GraphGate:
+    """direct Cohesion>=tau_c; qualified tau_c/2<=Cohesion<tau_c; escalate below tau_c/2."""
+    if not math.isfinite(cohesion):
+        raise ValueError(f"cohesion must be finite, got {cohesion!r}")
+    tau_c = _threshold("cohesion_tau", cohesion_tau)
+    if cohesion >= tau_c:
+        return "direct"
+    if cohesion >= tau_c / 2:
+        return "qualified"
+    return "escalate"
+
+
+class GateThresholds(Protocol):
+    """The thresholds grade reads from a policy (coordinates.policy.PolicyValues fits)."""
+
+    @property
+    def tau(self) -> float: ...
+    @property
+    def floor(self) -> float: ...
+    @property
+    def refusal_floor(self) -> float: ...
+
+
+class GradedNumbers(Protocol):
+    """The stored numbers of one validation report that a gate needs."""
+
+    @property
+    def sufficiency(self) -> float: ...
+    @property
+    def confidence(self) -> Sequence[float]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class StoredScore:
+    """A GradedNumbers built from a stored report (e.g. BundleScore.to_dict() values)."""
+
+    sufficiency: float
+    confidence: Sequence[float]
+
+
+@dataclass(frozen=True, slots=True)
+class WhatIf:
+    """Gate counts of the same decisions under the old and the new thresholds."""
+
+    old: Mapping[Gate, int]
+    new: Mapping[Gate, int]
+    moves: Mapping[tuple[Gate, Gate], int]  # (old gate, new gate) -> count, changes only
+
+    @property
+    def changed(self) -> int:
+        return sum(self.moves.values())
+
+    @property
+    def stricter(self) -> int:
+        return sum(n for (a, b), n in self.moves.items() if STRICTNESS[b] > STRICTNESS[a])
+
+    @property
+    def looser(self) -> int:
+        return sum(n for (a, b), n in self.moves.items() if STRICTNESS[b] < STRICTNESS[a])
+
+
+def whatif(
+    reports: Iterable[GradedNumbers], old_policy: GateThresholds, new_policy: GateThresholds
+) -> WhatIf:
+    """Re-grade every report under both policies; count per gate and per (old, new) move."""
+    old: Counter[Gate] = Counter(dict.fromkeys(GATES, 0))
+    new: Counter[Gate] = Counter(dict.fromkeys(GATES, 0))
+    moves: Counter[tuple[Gate, Gate]] = Counter()
+    for report in reports:
+        before = grade(
+            report.sufficiency,
+            report.confidence,
+            old_policy.tau,
+            old_policy.floor,
+            old_policy.refusal_floor,
+        )
+        after = grade(
+            report.sufficiency,
+            report.confidence,
+            new_policy.tau,
+            new_policy.floor,
+            new_policy.refusal_floor,
+        )
+        old[before] += 1
+        new[after] += 1
+        if before != after:
+            moves[(before, after)] += 1
+    return WhatIf(old=dict(old), new=dict(new), moves=dict(moves))

@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+from rest_framework.test import APIClient
+
+from coordinates import demo
+from coordinates.models import ApiToken, RoleAssignment, Zone, ZonePolicyVersion
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def test_zone_add_creates_the_zone_and_its_missing_ancestors() -> None:
+    run("zone_add", "G3.U2.P1.Z7", "--name", "Treasury")
+    zones = {z.coordinate: z for z in Zone.objects.all()}
+    assert set(zones) == {"G3", "G3.U2", "G3.U2.P1", "G3.U2.P1.Z7"}
+    assert zones["G3.U2.P1.Z7"].parent == zones["G3.U2.P1"]
+    assert zones["G3.U2.P1.Z7"].name == "Treasury"
+    run("zone_add", "G3.U2.P1.Z7")  # again: nothing new
+    assert Zone.objects.count() == 4
+
+
+@pytest.mark.parametrize("coordinate", ["G1.U1.P1.Z1.A1", "Z1", "G1.X1"])
+def test_zone_add_refuses_what_is_not_a_zone(coordinate: str) -> None:
+    with pytest.raises(CommandError):
+        run("zone_add", coordinate)
+    assert Zone.objects.count() == 0
+
+
+def test_issue_token_prints_a_key_that_authenticates_once_shown() -> None:
+    run("zone_add", "G1.U1.P1.Z1")
+    key = run("issue_token", "--agent", "G1.U1.P1.Z1.A4").strip()
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    assert client.get("/api/v1/zones/G1.U1.P1.Z1/policy/").status_code == 200
+    assert key not in {t.key_hash for t in ApiToken.objects.all()}
+
+
+def test_issue_token_needs_an_existing_zone_and_an_agent_coordinate() -> None:
+    with pytest.raises(CommandError, match="unknown zone"):
+        run("issue_token", "--agent", "G9.U1.P1.Z1.A1")
+    run("zone_add", "G1.U1.P1.Z1")
+    with pytest.raises(CommandError):
+        run("issue_token", "--agent", "G1.U1.P1.Z1")
+    assert ApiToken.objects.count() == 0
+
+
+def test_grant_creates_the_user_with_the_role_and_password() -> None:
+    run("zone_add", "G1.U1")
+    run("grant", "--user", "rita", "--role", "reviewer", "--scope", "G1.U1", "--password", "s3cret!x")
+    user = get_user_model().objects.get(username="rita")
+    assert user.check_password("s3cret!x")
+    assert list(RoleAssignment.objects.values_list("role", "scope")) == [("reviewer", "G1.U1")]
+
+
+def test_a_failed_grant_leaves_no_user_behind() -> None:
+    with pytest.raises(CommandError, match="unknown zone"):
+        run("grant", "--user", "ghost", "--role", "auditor", "--scope", "G5")
+    assert not get_user_model().objects.filter(username="ghost").exists()
+
+
+def test_seed_demo_refuses_to_run_in_production_mode(settings: Any) -> None:
+    settings.DEBUG = False
+    with pytest.raises(CommandError, match="only with DEBUG on"):
+        run("seed_demo")
+    assert Zone.objects.count() == 0
+
+
+def test_seed_demo_is_idempotent_and_prints_logins_and_a_working_token(settings: Any) -> None:
+    settings.DEBUG = True
+    first = run("seed_demo")
+    counts = (Zone.objects.count(), ZonePolicyVersion.objects.count(), RoleAssignment.objects.count())
+    second = run("seed_demo")
+    assert counts == (
+        Zone.objects.count(),
+        ZonePolicyVersion.objects.count(),
+        RoleAssignment.objects.count(),
+    )
+    assert first == second
+    for username, _, _, password in demo.PEOPLE:
+        assert f"{username}" in first and password in first
+    assert demo.AGENT_DEMO_KEY in first
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {demo.AGENT_DEMO_KEY}")
+    body: dict[str, Any] = client.get("/api/v1/zones/G1.U1.P1.Z1/policy/").json()
+    assert body["effective"]["tau"] == 0.85
+    assert body["effective"]["approvals_required"] == 2
