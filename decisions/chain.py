@@ -1,0 +1,240 @@
+"""The hash chain of the tamper-evident trail: canonical event bytes, the chain hash, and
+verification of a trail (and of its tail against a checkpoint) that names the first broken event.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+# The prev_hash of the first event: 64 zeros, the hex width of a sha256 digest.
+GENESIS = "0" * 64
+
+# Domain separation, so a checkpoint digest can never be mistaken for an event hash.
+CHECKPOINT_PREFIX = b"maria-trail-checkpoint-v1\n"
+
+REASON_ALTERED = "hash mismatch (content altered)"
+REASON_RELINKED = "prev_hash does not match the previous event (deleted or reordered event)"
+
+
+def _reject_unserialisable(value: Any) -> Any:
+    # json.dumps calls this only for types it cannot encode; datetimes land here on purpose:
+    # the caller picks the ISO form (and the timezone) so the bytes never depend on defaults.
+    kind = type(value).__name__
+    if kind in {"datetime", "date", "time"}:
+        raise TypeError(f"{kind} values must be ISO 8601 strings before canonical_json")
+    raise TypeError(f"canonical_json cannot encode a value of type {kind}")
+
+
+def _check_tree(value: Any, path: str) -> None:
+    # Non-string keys would be coerced by json (1 and "1" would collide), and NaN has no
+    # JSON form: reject both with the path to the offending value.
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"canonical_json: {path} is {value!r}; NaN and Infinity are not JSON")
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ValueError(f"canonical_json: key {key!r} at {path} must be a string")
+            _check_tree(item, f"{path}.{key}")
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            _check_tree(item, f"{path}[{index}]")
+
+
+def canonical_json(payload: Mapping[str, Any]) -> bytes:
+    """The event body as deterministic bytes: sorted keys, no whitespace, UTF-8, no NaN."""
+    if not isinstance(payload, Mapping):
+        raise TypeError(f"canonical_json takes a mapping, got {type(payload).__name__}")
+    _check_tree(payload, "$")
+    text = json.dumps(
+        payload,
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        allow_nan=False,
+        default=_reject_unserialisable,
+    )
+    return text.encode("utf-8")
+
+
+def chain_hash(prev_hash: str, canonical: bytes) -> str:
+    """hash = sha256(ascii(prev_hash) + canonical).hexdigest().
+
+    The previous hash enters as its 64 hex characters (ASCII bytes), so an auditor can
+    recompute any link with standard tools: printf '%s' "$prev" | cat - body.json | sha256sum.
+    """
+    digest = hashlib.sha256(prev_hash.encode())
+    digest.update(canonical)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class ChainLink:
+    """One stored trail event as the verifier sees it."""
+
+    seq: int
+    prev_hash: str
+    hash: str
+    canonical: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ChainVerdict:
+    """Intact, or the first broken event (its seq) and why."""
+
+    intact: bool
+    checked: int  # events verified before the verdict
+    head_seq: int | None  # seq of the last intact event
+    head_hash: str  # hash of the last intact event (GENESIS when none)
+    broken_seq: int | None = None
+    reason: str = ""
+
+    def __bool__(self) -> bool:
+        return self.intact
+
+    def describe(self) -> str:
+        if self.intact:
+            return f"intact: {self.checked} events, head seq {self.head_seq} {self.head_hash}"
+        return f"broken at event {self.broken_seq}: {self.reason}"
+
+
+def checkpoint_digest(hashes: Iterable[str]) -> str:
+    """digest = sha256(CHECKPOINT_PREFIX + hash_1 + hash_2 + ... + hash_N).hexdigest().
+
+    A flat streaming digest rather than a Merkle root: the trail is always verified whole (no
+    one asks for a proof that a single event is included), so one sha256 pass with O(1)
+    memory is all a checkpoint needs; the fixed 64-character width of each hash keeps the
+    concatenation unambiguous, and the order of events is part of the digest.
+    """
+    digest = hashlib.sha256(CHECKPOINT_PREFIX)
+    for event_hash in hashes:
+        digest.update(event_hash.encode())
+    return digest.hexdigest()
+
+
+def _walk(
+    links: Iterable[ChainLink],
+    prev_hash: str,
+    first_seq: int,
+    checkpoint_seq: int | None,
+) -> tuple[ChainVerdict, str | None]:
+    """Verify links in order; also digest the hashes up to checkpoint_seq when asked."""
+    sha256 = hashlib.sha256
+    expected_prev = prev_hash
+    expected_seq = first_seq
+    digest = sha256(CHECKPOINT_PREFIX) if checkpoint_seq is not None else None
+    checked = 0
+
+    def broken(seq: int, reason: str) -> tuple[ChainVerdict, None]:
+        head = expected_seq - 1 if checked else None
+        return (
+            ChainVerdict(False, checked, head, expected_prev, broken_seq=seq, reason=reason),
+            None,
+        )
+
+    for link in links:
+        seq = link.seq
+        if seq != expected_seq:
+            if seq > expected_seq:
+                missing = (
+                    f"event {expected_seq}"
+                    if seq == expected_seq + 1
+                    else f"events {expected_seq}..{seq - 1}"
+                )
+                return broken(seq, f"sequence gap: {missing} missing")
+            return broken(
+                seq, f"sequence out of order: expected {expected_seq} (duplicated or reordered)"
+            )
+        # The hash covers prev_hash and body together, so a changed byte in either field or
+        # in the hash itself shows up here, at the event that was touched.
+        h = sha256(link.prev_hash.encode())
+        h.update(link.canonical)
+        stored_hash = link.hash
+        if h.hexdigest() != stored_hash:
+            return broken(seq, REASON_ALTERED)
+        if link.prev_hash != expected_prev:
+            return broken(seq, REASON_RELINKED)
+        if digest is not None and checkpoint_seq is not None and seq <= checkpoint_seq:
+            digest.update(stored_hash.encode())
+        expected_prev = stored_hash
+        checked += 1
+        expected_seq += 1
+    head_seq = expected_seq - 1 if checked else None
+    verdict = ChainVerdict(True, checked, head_seq, expected_prev)
+    return verdict, (digest.hexdigest() if digest is not None else None)
+
+
+def verify_chain(
+    links: Iterable[ChainLink], *, prev_hash: str = GENESIS, first_seq: int = 1
+) -> ChainVerdict:
+    """Walk the links in seq order and report the first broken one, or intact.
+
+    Hashes the stored canonical bytes and never re-serialises: the bytes are the record.
+    `prev_hash` and `first_seq` let a verification start after a trusted checkpoint.
+    """
+    verdict, _ = _walk(links, prev_hash, first_seq, None)
+    return verdict
+
+
+def verify_against_checkpoint(
+    links: Iterable[ChainLink],
+    checkpoint_seq: int,
+    checkpoint_digest_hex: str,
+) -> ChainVerdict:
+    """Verify the chain, then that events 1..checkpoint_seq still digest to the checkpoint.
+
+    Catches what the chain alone cannot: a truncated tail (the last events simply gone) and
+    a deleted run of events after which the rest was renumbered and re-hashed. The
+    checkpoint must be kept outside the trail's database (export, signed note), or whoever
+    rewrites the trail can rewrite the checkpoint too.
+    """
+    first_seq = 1
+    if checkpoint_seq < first_seq:
+        raise ValueError(f"checkpoint_seq must be >= {first_seq}, got {checkpoint_seq}")
+    verdict, digest = _walk(links, GENESIS, first_seq, checkpoint_seq)
+    if not verdict.intact:
+        return verdict
+    if verdict.head_seq is None or verdict.head_seq < checkpoint_seq:
+        last = "no events" if verdict.head_seq is None else f"event {verdict.head_seq}"
+        first_missing = first_seq if verdict.head_seq is None else verdict.head_seq + 1
+        return ChainVerdict(
+            False,
+            verdict.checked,
+            verdict.head_seq,
+            verdict.head_hash,
+            broken_seq=first_missing,
+            reason=(
+                f"truncated: the trail ends at {last} but the checkpoint covers events "
+                f"{first_seq}..{checkpoint_seq}"
+            ),
+        )
+    if digest != checkpoint_digest_hex:
+        return ChainVerdict(
+            False,
+            verdict.checked,
+            verdict.head_seq,
+            verdict.head_hash,
+            broken_seq=checkpoint_seq,
+            reason=(
+                f"checkpoint digest mismatch for events {first_seq}..{checkpoint_seq} "
+                "(events deleted, altered or re-linked before the checkpoint)"
+            ),
+        )
+    return verdict
+
+
+def link_events(
+    bodies: Sequence[bytes], *, prev_hash: str = GENESIS, first_seq: int = 1
+) -> list[ChainLink]:
+    """Build the links for canonical bodies appended in order (what the trail writer does)."""
+    links: list[ChainLink] = []
+    for offset, body in enumerate(bodies):
+        event_hash = chain_hash(prev_hash, body)
+        links.append(ChainLink(first_seq + offset, prev_hash, event_hash, body))
+        prev_hash = event_hash
+    return links

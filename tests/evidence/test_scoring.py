@@ -1,0 +1,469 @@
+"""The bundle math: properties of sufficiency, completeness and cohesion, the paper's
+worked numbers, and the aggregate score_bundle."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from scipy import sparse
+
+from evidence.scoring import (
+    KIND_AUTHORITY,
+    STATUS_AUTHORITY,
+    SUPERSEDED_RECENCY_FACTOR,
+    BundlePolicy,
+    ClaimSignals,
+    above_floor,
+    answer_mode,
+    authority,
+    bundle_completeness,
+    check_weights,
+    cohesion,
+    cohesion_adjusted,
+    cohesion_weighted_confidence,
+    contradiction_pairs,
+    document_age_days,
+    hallucination_bundled,
+    item_confidence,
+    recency,
+    refusal_economics,
+    score_bundle,
+    sufficiency,
+    sufficiency_of_claims,
+    trust,
+)
+
+unit = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
+unit_lists = st.lists(unit, min_size=1, max_size=20)
+
+
+@st.composite
+def bundles(draw: st.DrawFn, min_size: int = 1) -> tuple[list[float], list[float]]:
+    n = draw(st.integers(min_value=min_size, max_value=20))
+    c = draw(st.lists(unit, min_size=n, max_size=n))
+    r = draw(st.lists(unit, min_size=n, max_size=n))
+    return c, r
+
+
+# --- sufficiency -----------------------------------------------------------------------
+
+
+@given(bundles())
+def test_sufficiency_is_bounded_in_unit_interval(bundle: tuple[list[float], list[float]]) -> None:
+    c, r = bundle
+    assert 0.0 <= sufficiency(c, r) <= 1.0
+
+
+def test_sufficiency_of_empty_bundle_is_zero() -> None:
+    assert sufficiency([], []) == 0.0
+
+
+@given(bundles(), st.data())
+def test_sufficiency_never_drops_when_one_confidence_or_relevance_rises(
+    bundle: tuple[list[float], list[float]], data: st.DataObject
+) -> None:
+    c, r = bundle
+    j = data.draw(st.integers(min_value=0, max_value=len(c) - 1))
+    before = sufficiency(c, r)
+    c_up = list(c)
+    c_up[j] = data.draw(st.floats(min_value=c[j], max_value=1.0))
+    r_up = list(r)
+    r_up[j] = data.draw(st.floats(min_value=r[j], max_value=1.0))
+    assert sufficiency(c_up, r) >= before
+    assert sufficiency(c, r_up) >= before
+
+
+@given(bundles(), unit, unit)
+def test_adding_an_item_weaker_than_the_mean_lowers_sufficiency(
+    bundle: tuple[list[float], list[float]], c_new: float, r_new: float
+) -> None:
+    c, r = bundle
+    before = sufficiency(c, r)
+    # "weaker than the current mean" in the sense the mean is taken over: c*r
+    assume(c_new * r_new < before - 1e-12)
+    assert sufficiency([*c, c_new], [*r, r_new]) < before
+
+
+def test_sufficiency_matches_the_mean_of_products() -> None:
+    assert sufficiency([0.9, 0.6], [1.0, 0.5]) == pytest.approx((0.9 + 0.3) / 2)
+
+
+@pytest.mark.parametrize(
+    ("confidence", "relevance", "problem"),
+    [
+        ([0.5, 0.5], [0.5], "same length"),
+        ([0.5, math.nan], [0.5, 0.5], "confidence must be finite"),
+        ([0.5], [math.inf], "relevance must be finite"),
+        ([1.2], [0.5], r"confidence must lie in \[0, 1\]"),
+        ([0.5], [-0.1], r"relevance must lie in \[0, 1\]"),
+        ([[0.5]], [[0.5]], "1-d"),
+    ],
+)
+def test_sufficiency_rejects_bad_input_naming_the_problem(
+    confidence: list[float], relevance: list[float], problem: str
+) -> None:
+    with pytest.raises(ValueError, match=problem):
+        sufficiency(confidence, relevance)
+
+
+@given(st.lists(unit, max_size=10))
+def test_min_over_claims_is_never_above_any_claim(per_claim: list[float]) -> None:
+    overall = sufficiency_of_claims(per_claim)
+    assert all(overall <= s for s in per_claim)
+    if per_claim:
+        assert overall in per_claim
+
+
+def test_no_claims_means_zero_sufficiency() -> None:
+    assert sufficiency_of_claims([]) == 0.0
+
+
+# --- completeness and the hallucination model -----------------------------------------
+
+
+@given(st.integers(min_value=0, max_value=50), st.integers(min_value=1, max_value=20), unit_lists)
+def test_completeness_is_in_unit_interval_and_monotone_in_item_count(
+    n_items: int, required: int, confidence: list[float]
+) -> None:
+    now = bundle_completeness(n_items, required, confidence)
+    more = bundle_completeness(n_items + 1, required, confidence)
+    assert 0.0 <= now <= 1.0
+    assert more >= now
+
+
+def test_completeness_caps_the_count_ratio_at_one() -> None:
+    # paper 000 4.3: 20 items with average confidence 0.4 score 0.4, no more
+    assert bundle_completeness(20, 4, [0.4] * 20) == pytest.approx(0.4)
+
+
+def test_completeness_rejects_required_evidence_below_one() -> None:
+    with pytest.raises(ValueError, match="required evidence"):
+        bundle_completeness(3, 0, [0.5])
+
+
+def test_paper_worked_example_average_082_gives_427_percent() -> None:
+    # paper 000 6.3: |B| = 5, RequiredEvidence = 4, AvgConfidence = 0.82
+    bc = bundle_completeness(5, 4, [0.82] * 5)
+    assert bc == pytest.approx(0.82)
+    h = hallucination_bundled(0.237, bc)
+    assert h == pytest.approx(0.237 * 0.18)
+    assert h == pytest.approx(0.0427, abs=5e-5)  # the paper prints 4.27%
+
+
+def test_paper_worked_example_average_0865_gives_32_percent() -> None:
+    bc = bundle_completeness(5, 4, [0.865] * 5)
+    h = hallucination_bundled(0.237, bc)
+    # 0.237 * 0.135 = 0.0320 ; the paper rounds to one decimal of a percent: 3.2%
+    assert h == pytest.approx(0.032, abs=5e-4)
+
+
+def test_hallucination_is_raw_rate_without_evidence_and_zero_with_complete_evidence() -> None:
+    assert hallucination_bundled(0.237, 0.0) == pytest.approx(0.237)
+    assert hallucination_bundled(0.237, 1.0) == 0.0
+
+
+# --- item confidence signals ----------------------------------------------------------
+
+
+def test_item_confidence_is_the_weighted_sum_of_signals() -> None:
+    c = item_confidence([1.0, 0.5], [0.5, 0.5], [0.0, 1.0], [1.0, 0.0], (0.4, 0.3, 0.1, 0.2))
+    assert c == pytest.approx([0.4 + 0.15 + 0.0 + 0.2, 0.2 + 0.15 + 0.1 + 0.0])
+
+
+@pytest.mark.parametrize("weights", [(0.4, 0.3, 0.2, 0.2), (0.5, 0.5, 0.0, 0.1), (1.0, 0.0, 0.0)])
+def test_weights_must_be_four_and_sum_to_one(weights: tuple[float, ...]) -> None:
+    with pytest.raises(ValueError, match=r"weights \(w1, w2, w3, w4\)"):
+        check_weights(weights)
+
+
+def test_weights_within_tolerance_are_accepted() -> None:
+    assert check_weights((0.4, 0.3, 0.15, 0.15 + 5e-7)) == (0.4, 0.3, 0.15, 0.15 + 5e-7)
+
+
+def test_item_confidence_rejects_signals_of_different_lengths() -> None:
+    with pytest.raises(ValueError, match="same length"):
+        item_confidence([0.5], [0.5, 0.5], [0.5], [0.5], (0.25, 0.25, 0.25, 0.25))
+
+
+def test_recency_halves_each_half_life_and_superseded_versions_score_low() -> None:
+    assert recency(0.0) == 1.0
+    assert recency(365.0) == pytest.approx(0.5)
+    assert recency(730.0, half_life_days=730.0) == pytest.approx(0.5)
+    assert recency(0.0, superseded=True) == pytest.approx(SUPERSEDED_RECENCY_FACTOR)
+    assert recency(-10.0) == 1.0  # post-dated counts as new, never above 1
+
+
+def test_document_age_needs_aware_datetimes() -> None:
+    as_of = datetime(2025, 1, 31, tzinfo=UTC)
+    assert document_age_days(as_of - timedelta(days=30), as_of) == pytest.approx(30.0)
+    with pytest.raises(ValueError, match="timezone-aware"):
+        document_age_days(datetime(2025, 1, 1), as_of)  # noqa: DTZ001 - the naive case
+
+
+def test_authority_follows_kind_then_status_order() -> None:
+    kinds = ["policy", "contract", "report", "minutes", "memo", "email"]
+    statuses = ["approved", "draft", "archived"]
+    assert set(kinds) == set(KIND_AUTHORITY)
+    assert set(statuses) == set(STATUS_AUTHORITY)
+    for status in statuses:
+        by_kind = [authority(kind, status) for kind in kinds]
+        assert by_kind == sorted(by_kind, reverse=True)
+        assert len(set(by_kind)) == len(by_kind)
+    for kind in kinds:
+        by_status = [authority(kind, status) for status in statuses]
+        assert by_status == sorted(by_status, reverse=True)
+        assert len(set(by_status)) == len(by_status)
+    assert authority("policy", "approved") == 1.0
+
+
+def test_authority_rejects_unknown_kind_and_status() -> None:
+    with pytest.raises(ValueError, match="unknown document kind 'tweet'"):
+        authority("tweet", "approved")
+    with pytest.raises(ValueError, match="unknown document status 'secret'"):
+        authority("memo", "secret")
+
+
+def test_floor_keeps_items_at_or_above_it() -> None:
+    assert above_floor([0.1, 0.3, 0.29999, 0.9], 0.3).tolist() == [False, True, False, True]
+
+
+# --- cohesion -------------------------------------------------------------------------
+
+
+def test_cohesion_of_the_empty_set_and_a_single_item_is_zero() -> None:
+    assert cohesion(np.zeros((0, 0))) == 0.0
+    assert cohesion(np.array([[1.0]])) == 0.0
+
+
+def test_cohesion_ignores_the_diagonal() -> None:
+    disconnected = np.eye(4)
+    assert cohesion(disconnected) == 0.0
+    full = np.ones((4, 4))
+    assert cohesion(full) == pytest.approx(12 / 16)
+
+
+@given(st.integers(min_value=1, max_value=8), st.data())
+def test_cohesion_matches_a_brute_force_double_sum(n: int, data: st.DataObject) -> None:
+    values = data.draw(
+        st.lists(st.floats(min_value=-1, max_value=1), min_size=n * n, max_size=n * n)
+    )
+    a = np.array(values).reshape(n, n)
+    brute = sum(a[i, j] for i in range(n) for j in range(n) if i != j) / n**2
+    assert cohesion(a) == pytest.approx(brute, abs=1e-12)
+    assert cohesion(sparse.csr_array(a)) == pytest.approx(brute, abs=1e-12)
+    assert -1.0 <= cohesion(a) <= 1.0
+
+
+def test_cohesion_rejects_non_square_and_non_finite() -> None:
+    with pytest.raises(ValueError, match="square"):
+        cohesion(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="finite"):
+        cohesion(np.array([[0.0, math.nan], [0.0, 0.0]]))
+
+
+@given(unit, st.floats(min_value=-5, max_value=5))
+def test_cohesion_adjustment_never_raises_sufficiency_nor_leaves_unit_interval(
+    s: float, c: float
+) -> None:
+    adjusted = cohesion_adjusted(s, c)
+    assert 0.0 <= adjusted <= s
+
+
+def test_cohesion_adjustment_halves_disconnected_and_keeps_fully_connected() -> None:
+    assert cohesion_adjusted(0.8, 0.0) == pytest.approx(0.4)
+    assert cohesion_adjusted(0.8, 1.0) == pytest.approx(0.8)
+    assert cohesion_adjusted(0.8, -1.0) == 0.0
+
+
+def test_cohesion_weighted_confidence_reinforces_corroborated_items_only() -> None:
+    c = np.array([0.5, 0.6, 0.4])
+    a = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    boosted = cohesion_weighted_confidence(c, a, 0.1)
+    assert boosted == pytest.approx([0.5 + 0.1 * 0.6, 0.6 + 0.1 * 0.5, 0.4])
+
+
+@given(st.integers(min_value=1, max_value=6), st.data())
+def test_cohesion_weighted_confidence_matches_the_loop_and_stays_in_unit_interval(
+    n: int, data: st.DataObject
+) -> None:
+    c = np.array(data.draw(st.lists(unit, min_size=n, max_size=n)))
+    a = np.array(data.draw(st.lists(st.floats(-1, 1), min_size=n * n, max_size=n * n))).reshape(
+        n, n
+    )
+    delta = data.draw(st.floats(0.0, 0.5))
+    expected = [
+        min(1.0, max(0.0, c[j] + delta * sum(a[j, k] * c[k] for k in range(n) if k != j)))
+        for j in range(n)
+    ]
+    assert cohesion_weighted_confidence(c, a, delta) == pytest.approx(expected, abs=1e-12)
+
+
+def test_contradictions_need_a_negative_relation_and_two_confident_items() -> None:
+    a = np.zeros((4, 4))
+    a[0, 1] = a[1, 0] = -1.0  # both confident: a contradiction
+    a[2, 3] = -0.5  # one direction only, but item 3 is weak
+    a[0, 2] = -0.2  # recorded in one direction: still counts
+    c = [0.9, 0.8, 0.95, 0.4]
+    assert contradiction_pairs(a, c, 0.6) == [(0, 1), (0, 2)]
+    assert contradiction_pairs(a, c, 0.3) == [(0, 1), (0, 2), (2, 3)]
+
+
+# --- answer mode ----------------------------------------------------------------------
+
+
+@given(st.floats(min_value=0.2, max_value=1.0), st.floats(min_value=0.001, max_value=0.1))
+def test_answer_mode_boundaries_are_exact(tau: float, delta: float) -> None:
+    def just_below(x: float) -> float:
+        return float(np.nextafter(x, -np.inf))
+
+    assert answer_mode(tau, tau, delta) == "full"
+    assert answer_mode(just_below(tau), tau, delta) == "hedged"
+    assert answer_mode(tau - delta, tau, delta) == "hedged"
+    assert answer_mode(just_below(tau - delta), tau, delta) == "partial"
+    assert answer_mode(tau - 2 * delta, tau, delta) == "partial"
+    if tau - 2 * delta > 0.0:  # otherwise nothing in [0, 1] lies below the partial band
+        assert answer_mode(just_below(tau - 2 * delta), tau, delta) == "refusal"
+
+
+def test_answer_mode_with_zero_delta_is_full_or_refusal() -> None:
+    assert answer_mode(0.7, 0.7, 0.0) == "full"
+    assert answer_mode(0.6999, 0.7, 0.0) == "refusal"
+
+
+def test_answer_mode_bands_with_the_default_policy() -> None:
+    assert [answer_mode(s, 0.7, 0.1) for s in (0.95, 0.65, 0.55, 0.2, 0.0)] == [
+        "full",
+        "hedged",
+        "partial",
+        "refusal",
+        "refusal",
+    ]
+
+
+def test_answer_mode_rejects_out_of_range_sufficiency() -> None:
+    with pytest.raises(ValueError, match="sufficiency"):
+        answer_mode(1.5, 0.7, 0.1)
+
+
+# --- economics and trust: the paper's numbers -----------------------------------------
+
+
+def test_refusal_pays_once_hallucination_probability_passes_the_paper_level() -> None:
+    # paper 000 8.4: C_h = 2400, C_rq = 0.50, C_abandon = 5.00, P_rq = 0.71; refusing is
+    # cheaper at the ~0.2% hallucination probability the paper names, and above it.
+    costs = refusal_economics(0.002, 2400.0, 0.71, 0.5, 5.0)
+    assert costs.respond_cost == pytest.approx(4.8)
+    assert costs.refuse_cost == pytest.approx(0.71 * 0.5 + 0.29 * 5.0)
+    assert costs.refuse
+    assert not refusal_economics(0.0001, 2400.0, 0.71, 0.5, 5.0).refuse
+
+
+def test_trust_reproduces_the_paper_systems_a_and_b() -> None:
+    # paper 000 7.3: alpha 1.0, beta 5.0, gamma 0.7, Trust_0 3.0
+    assert trust(3.0, 0.763, 0.237, 0.0) == pytest.approx(2.578)
+    assert trust(3.0, 0.878, 0.032, 0.09) == pytest.approx(3.655)
+
+
+# --- score_bundle ---------------------------------------------------------------------
+
+
+def _claim(n: int, value: float, relevance: float = 1.0) -> ClaimSignals:
+    return ClaimSignals(
+        similarity=[value] * n,
+        coverage=[value] * n,
+        recency=[value] * n,
+        authority=[value] * n,
+        relevance=[relevance] * n,
+    )
+
+
+def test_score_bundle_takes_the_weakest_claim_and_drops_noise() -> None:
+    policy = BundlePolicy()
+    claims = [_claim(3, 0.9), _claim(2, 0.5, relevance=0.8), _claim(1, 0.1)]
+    score = score_bundle(claims, None, policy)
+    assert score.item_claim == (0, 0, 0, 1, 1, 2)
+    assert score.kept == (True, True, True, True, True, False)
+    assert score.claim_sufficiency == pytest.approx((0.9, 0.4, 0.0))
+    assert score.sufficiency == 0.0  # the unsupported third claim decides
+    assert score.mode == "refusal"
+    assert score.kept_confidence == pytest.approx((0.9, 0.9, 0.9, 0.5, 0.5))
+    assert score.completeness == pytest.approx(1.0 * (0.9 * 3 + 0.5 * 2) / 5)
+    assert score.hallucination == pytest.approx(0.237 * (1 - score.completeness))
+
+
+def test_score_bundle_finds_contradictions_by_whole_bundle_index() -> None:
+    claims = [_claim(2, 0.95), _claim(2, 0.95)]
+    relations = np.zeros((4, 4))
+    relations[0, 1] = relations[1, 0] = 1.0
+    relations[1, 3] = relations[3, 1] = -1.0
+    score = score_bundle(claims, relations, BundlePolicy())
+    assert score.contradictions == ((1, 3),)
+    assert score.cohesion == pytest.approx((2 - 2) / 16)
+    assert score.sufficiency == pytest.approx(0.95)
+    assert score.mode == "full"
+
+
+def test_score_bundle_can_gate_on_cohesion_adjusted_sufficiency() -> None:
+    claims = [_claim(2, 0.9)]
+    plain = score_bundle(claims, np.eye(2), BundlePolicy())
+    adjusted = score_bundle(claims, np.eye(2), BundlePolicy(), gate_on_adjusted=True)
+    assert plain.gated_sufficiency == pytest.approx(0.9)
+    assert adjusted.gated_sufficiency == pytest.approx(0.45)
+    assert (plain.mode, adjusted.mode) == ("full", "refusal")
+
+
+def test_score_bundle_reinforcement_raises_corroborated_confidence() -> None:
+    claims = [_claim(2, 0.6)]
+    related = np.array([[0.0, 1.0], [1.0, 0.0]])
+    base = score_bundle(claims, related, BundlePolicy())
+    reinforced = score_bundle(claims, related, BundlePolicy(), reinforcement=0.1)
+    assert reinforced.confidence == pytest.approx((0.66, 0.66))
+    assert reinforced.sufficiency > base.sufficiency
+
+
+def test_score_bundle_with_no_claims_is_a_refusal() -> None:
+    score = score_bundle([], None, BundlePolicy())
+    assert (score.sufficiency, score.completeness, score.cohesion) == (0.0, 0.0, 0.0)
+    assert score.mode == "refusal"
+
+
+def test_score_bundle_result_round_trips_through_json() -> None:
+    claims = [_claim(2, 0.8), _claim(1, 0.7)]
+    score = score_bundle(claims, sparse.csr_array(np.ones((3, 3))), BundlePolicy())
+    payload = score.to_dict()
+    assert json.loads(json.dumps(payload, allow_nan=False)) == payload
+    assert payload["mode"] == score.mode
+    assert payload["contradictions"] == []
+
+
+def test_score_bundle_rejects_a_relation_matrix_of_the_wrong_size() -> None:
+    with pytest.raises(ValueError, match="relations is 2x2 but the claims cite 3 items"):
+        score_bundle([_claim(3, 0.8)], np.zeros((2, 2)), BundlePolicy())
+
+
+def test_score_bundle_rejects_bad_policy_weights() -> None:
+    with pytest.raises(ValueError, match="sum to 1"):
+        score_bundle([_claim(1, 0.8)], None, BundlePolicy(w1=0.9))
+
+
+def test_score_bundle_ignores_contradictions_between_unconfident_items() -> None:
+    claims = [_claim(1, 0.45), _claim(1, 0.45)]
+    relations = np.array([[0.0, -1.0], [-1.0, 0.0]])
+    assert score_bundle(claims, relations, BundlePolicy()).contradictions == ()
+    strict = score_bundle(claims, relations, BundlePolicy(), contradiction_confidence=0.4)
+    assert strict.contradictions == ((0, 1),)
+
+
+def test_score_bundle_reads_a_zone_policy() -> None:
+    # the validation service passes coordinates.policy.PolicyValues straight in
+    from coordinates.policy import PolicyValues
+
+    zone = PolicyValues(tau=0.9, delta=0.1)
+    score = score_bundle([_claim(2, 0.85)], None, zone)
+    assert score.mode == "hedged"

@@ -1,0 +1,165 @@
+"""Gate grading: exact boundaries, monotonicity in tau, the graph gate and what-if counts."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gates.policy import (
+    COHESION_TAU_BY_RISK,
+    GATES,
+    STRICTNESS,
+    StoredScore,
+    grade,
+    graph_grade,
+    whatif,
+)
+
+unit = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
+confidences = st.lists(unit, max_size=15)
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    tau: float
+    floor: float
+    refusal_floor: float
+
+
+DEFAULT = Thresholds(tau=0.7, floor=0.3, refusal_floor=0.4)
+
+
+def _grade(s: float, c: Sequence[float] | np.ndarray, t: Thresholds = DEFAULT) -> str:
+    return grade(s, c, t.tau, t.floor, t.refusal_floor)
+
+
+def test_grade_boundaries_are_exact() -> None:
+    strong = [0.9, 0.95]
+    assert _grade(0.7, strong) == "auto"  # S == tau is enough
+    assert _grade(math.nextafter(0.7, 0.0), strong) == "required"
+    assert _grade(0.4, strong) == "required"  # S == refusal_floor is reviewable
+    assert _grade(math.nextafter(0.4, 0.0), strong) == "blocked"
+    assert _grade(0.0, []) == "blocked"
+
+
+def test_auto_needs_every_item_at_three_times_the_floor() -> None:
+    floor = 0.3
+    at_edge = 3 * floor  # computed the same way grade does
+    assert _grade(0.8, [0.95, at_edge]) == "auto"
+    assert _grade(0.8, [0.95, math.nextafter(at_edge, 0.0)]) == "flagged"
+    assert _grade(0.8, np.array([0.95, 0.5])) == "flagged"
+
+
+def test_weak_items_do_not_matter_below_tau() -> None:
+    assert _grade(0.5, [0.31]) == "required"
+    assert _grade(0.1, [0.99]) == "blocked"
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        ((0.5, [0.9], 0.5, 0.3, 0.6), r"refusal_floor \(0.6\) must not exceed tau \(0.5\)"),
+        ((1.5, [0.9], 0.7, 0.3, 0.4), "sufficiency must be a finite number in"),
+        ((0.5, [0.9], math.nan, 0.3, 0.4), "tau must be a finite number in"),
+        ((0.5, [0.9], 0.7, -0.1, 0.4), "floor must be a finite number in"),
+        ((0.8, [math.nan], 0.7, 0.3, 0.4), "confidence must be finite"),
+    ],
+)
+def test_grade_rejects_bad_thresholds_naming_them(
+    args: tuple[float, list[float], float, float, float], problem: str
+) -> None:
+    with pytest.raises(ValueError, match=problem):
+        grade(*args)
+
+
+@st.composite
+def thresholds(draw: st.DrawFn) -> Thresholds:
+    tau = draw(unit)
+    refusal_floor = draw(st.floats(min_value=0.0, max_value=tau))
+    floor = draw(unit)
+    return Thresholds(tau=tau, floor=floor, refusal_floor=refusal_floor)
+
+
+@given(unit, confidences, thresholds(), unit)
+def test_raising_tau_never_moves_a_decision_to_a_less_strict_gate(
+    s: float, c: list[float], t: Thresholds, raised_tau: float
+) -> None:
+    higher = Thresholds(tau=max(t.tau, raised_tau), floor=t.floor, refusal_floor=t.refusal_floor)
+    assert STRICTNESS[_grade(s, c, higher)] >= STRICTNESS[_grade(s, c, t)]
+
+
+@given(unit, confidences, thresholds())
+def test_grade_is_never_auto_or_flagged_below_tau(s: float, c: list[float], t: Thresholds) -> None:
+    gate = _grade(s, c, t)
+    if s < t.tau:
+        assert gate in ("required", "blocked")
+    else:
+        assert gate in ("auto", "flagged")
+    assert (gate == "blocked") == (s < t.refusal_floor)
+
+
+def test_graph_gate_bands() -> None:
+    tau_c = 0.30
+    assert graph_grade(0.30, tau_c) == "direct"
+    assert graph_grade(0.15, tau_c) == "qualified"
+    assert graph_grade(math.nextafter(0.15, 0.0), tau_c) == "escalate"
+    assert graph_grade(math.nextafter(0.30, 0.0), tau_c) == "qualified"
+    assert graph_grade(-0.2, tau_c) == "escalate"  # contradictions make cohesion negative
+
+
+def test_risk_level_defaults_for_the_graph_gate() -> None:
+    assert dict(COHESION_TAU_BY_RISK) == {
+        "low": 0.05,
+        "medium": 0.15,
+        "high": 0.30,
+        "critical": 0.50,
+    }
+
+
+def test_graph_gate_rejects_non_finite_cohesion() -> None:
+    with pytest.raises(ValueError, match="cohesion must be finite"):
+        graph_grade(math.nan, 0.15)
+
+
+reports = st.lists(st.builds(StoredScore, sufficiency=unit, confidence=confidences), max_size=30)
+
+
+@given(reports, thresholds(), thresholds())
+def test_whatif_counts_sum_to_the_number_of_reports(
+    stored: list[StoredScore], old: Thresholds, new: Thresholds
+) -> None:
+    result = whatif(stored, old, new)
+    assert sum(result.old.values()) == len(stored)
+    assert sum(result.new.values()) == len(stored)
+    assert set(result.old) == set(result.new) == set(GATES)
+    # the moves turn the old counts into the new ones
+    for gate in GATES:
+        leaving = sum(n for (a, _), n in result.moves.items() if a == gate)
+        arriving = sum(n for (_, b), n in result.moves.items() if b == gate)
+        assert result.old[gate] - leaving + arriving == result.new[gate]
+    assert result.changed == result.stricter + result.looser
+
+
+def test_whatif_counts_a_known_set() -> None:
+    stored = [
+        StoredScore(0.9, [0.95, 0.92]),  # auto -> required under tau 0.95
+        StoredScore(0.8, [0.5]),  # flagged -> required
+        StoredScore(0.5, [0.9]),  # required -> required
+        StoredScore(0.3, [0.9]),  # blocked -> required (refusal floor lowered)
+        StoredScore(0.1, []),  # blocked -> blocked
+    ]
+    result = whatif(stored, DEFAULT, Thresholds(tau=0.95, floor=0.3, refusal_floor=0.2))
+    assert result.old == {"auto": 1, "flagged": 1, "required": 1, "blocked": 2}
+    assert result.new == {"auto": 0, "flagged": 0, "required": 4, "blocked": 1}
+    assert result.moves == {
+        ("auto", "required"): 1,
+        ("flagged", "required"): 1,
+        ("blocked", "required"): 1,
+    }
+    assert (result.stricter, result.looser) == (2, 1)
