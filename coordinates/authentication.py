@@ -24,7 +24,9 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         try:
             key = header[1].decode("ascii")
         except UnicodeDecodeError:
-            raise exceptions.AuthenticationFailed("the token has characters a token never has") from None
+            raise exceptions.AuthenticationFailed(
+                "the token has characters a token never has"
+            ) from None
         try:
             token = token_authenticate(key)
         except ApplicationError as error:

@@ -89,7 +89,9 @@ class RoleAssignment(models.Model):
     class Meta:
         ordering = ["user_id", "role", "scope"]
         constraints = [
-            models.UniqueConstraint(fields=["user", "role", "scope"], name="role_assignment_unique"),
+            models.UniqueConstraint(
+                fields=["user", "role", "scope"], name="role_assignment_unique"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -83,9 +83,7 @@ def check_overrides(overrides: Mapping[str, Any]) -> list[PolicyProblem]:
         elif name == "required_evidence" and not 1 <= value <= 100:
             problems.append(PolicyProblem(name, f"required_evidence must be 1 to 100, got {value}"))
         elif name == "approvals_required" and not 1 <= value <= 5:
-            problems.append(
-                PolicyProblem(name, f"approvals_required must be 1 to 5, got {value}")
-            )
+            problems.append(PolicyProblem(name, f"approvals_required must be 1 to 5, got {value}"))
         elif name == "review_sla_hours" and not 0 < value <= 24 * 365:
             problems.append(
                 PolicyProblem(name, f"review_sla_hours must be in (0, 8760], got {value}")
@@ -107,6 +105,13 @@ def check_effective(values: PolicyValues) -> list[PolicyProblem]:
     if abs(total - 1.0) > WEIGHT_TOLERANCE:
         problems.append(
             PolicyProblem("weights", f"w1 + w2 + w3 + w4 must equal 1 within 1e-6, got {total:.6g}")
+        )
+    if values.floor > 1 / 3:
+        # The auto gate needs every item at 3*floor or above; past 1/3 that is unreachable.
+        problems.append(
+            PolicyProblem(
+                "floor", f"floor above 1/3 makes the auto gate unreachable ({values.floor})"
+            )
         )
     if values.tau - 2 * values.delta < 0:
         problems.append(

@@ -17,7 +17,9 @@ from maria.errors import ApplicationError
 AnyUser: TypeAlias = AbstractBaseUser | AnonymousUser
 
 
-def coordinate_from(text: Any, *, field: str = "coordinate", level: Level | None = None) -> Coordinate:
+def coordinate_from(
+    text: Any, *, field: str = "coordinate", level: Level | None = None
+) -> Coordinate:
     """Parse client input, turning a bad coordinate into a 400 that names the field."""
     try:
         return parse(text, level=level)
@@ -51,7 +53,9 @@ class EffectivePolicy:
     @property
     def label(self) -> str:
         """A stable name of this exact policy, recorded on every decision it judges."""
-        return "/".join(f"{coordinate}@{version}" for coordinate, version in self.chain) or "default"
+        return (
+            "/".join(f"{coordinate}@{version}" for coordinate, version in self.chain) or "default"
+        )
 
 
 def latest_versions(coordinates: Iterable[str]) -> dict[str, ZonePolicyVersion]:
@@ -105,7 +109,12 @@ def zone_tree(visible: Iterable[Zone]) -> list[dict[str, Any]]:
     nodes: dict[int, dict[str, Any]] = {}
     roots: list[dict[str, Any]] = []
     for zone in zones:
-        node = {"coordinate": zone.coordinate, "level": zone.level, "name": zone.name, "children": []}
+        node = {
+            "coordinate": zone.coordinate,
+            "level": zone.level,
+            "name": zone.name,
+            "children": [],
+        }
         nodes[zone.pk] = node
         parent = nodes.get(zone.parent_id) if zone.parent_id else None
         (parent["children"] if parent else roots).append(node)

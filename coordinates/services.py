@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 from rest_framework import status
@@ -41,7 +41,8 @@ def zone_add(*, coordinate: Coordinate, name: str = "") -> Zone:
                 },
             )
             parent = zone
-    assert parent is not None  # a coordinate has at least one level
+    if parent is None:  # unreachable: a coordinate has at least one level
+        raise ApplicationError("empty coordinate", field="coordinate")
     return parent
 
 
@@ -52,7 +53,7 @@ def _policy_problems_to_error(problems: list[policy.PolicyProblem], where: str =
 
 
 def policy_update(
-    *, zone: Zone, overrides: Mapping[str, Any], reason: str, actor: AbstractBaseUser | None
+    *, zone: Zone, overrides: Mapping[str, Any], reason: str, actor: User | None
 ) -> ZonePolicyVersion:
     """Make the zone's own overrides a new version, after checking it and every zone below."""
     if not isinstance(reason, str) or not reason.strip():
@@ -80,10 +81,9 @@ def policy_update(
         )
 
 
-def user_ensure(*, username: str, password: str | None = None) -> AbstractBaseUser:
+def user_ensure(*, username: str, password: str | None = None) -> User:
     """Get or create a person's account; a given password is (re)set."""
-    User = get_user_model()
-    user, _ = User.objects.get_or_create(username=username)
+    user, _ = get_user_model().objects.get_or_create(username=username)
     if password is not None:
         user.set_password(password)
         user.save(update_fields=["password"])
@@ -92,17 +92,19 @@ def user_ensure(*, username: str, password: str | None = None) -> AbstractBaseUs
 
 def role_grant(
     *,
-    user: AbstractBaseUser,
+    user: User,
     role: str,
     scope: Coordinate,
-    granted_by: AbstractBaseUser | None = None,
+    granted_by: User | None = None,
 ) -> RoleAssignment:
     if role not in Role.values:
         raise ApplicationError(
             f"unknown role {role!r}; one of {', '.join(Role.values)}", field="role"
         )
     if scope.level == Level.AGENT:
-        raise ApplicationError("roles are granted on a zone or above, not on an agent", field="scope")
+        raise ApplicationError(
+            "roles are granted on a zone or above, not on an agent", field="scope"
+        )
     zone_get(scope, field="scope")
     assignment, _ = RoleAssignment.objects.get_or_create(
         user=user, role=role, scope=str(scope), defaults={"granted_by": granted_by}
@@ -110,7 +112,7 @@ def role_grant(
     return assignment
 
 
-def role_revoke(*, user: AbstractBaseUser, role: str, scope: Coordinate) -> int:
+def role_revoke(*, user: User, role: str, scope: Coordinate) -> int:
     deleted, _ = RoleAssignment.objects.filter(user=user, role=role, scope=str(scope)).delete()
     return deleted
 
@@ -124,10 +126,9 @@ def _new_key() -> str:
     return f"maria_{secrets.token_urlsafe(32)}"
 
 
-def agent_user(agent: Coordinate) -> AbstractBaseUser:
+def agent_user(agent: Coordinate) -> User:
     """Each agent acts through a service account, so proposals have a proposer."""
-    User = get_user_model()
-    user, created = User.objects.get_or_create(username=f"agent:{agent}")
+    user, created = get_user_model().objects.get_or_create(username=f"agent:{agent}")
     if created:
         user.set_unusable_password()
         user.save(update_fields=["password"])
@@ -137,7 +138,7 @@ def agent_user(agent: Coordinate) -> AbstractBaseUser:
 def token_issue(
     *,
     agent: Coordinate | None = None,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
     label: str = "",
     webhook_url: str = "",
 ) -> tuple[ApiToken, str]:
@@ -153,7 +154,8 @@ def token_issue(
                 )
             zone_get(agent.zone(), field="agent")
             user = agent_user(agent)
-        assert user is not None
+        if user is None:  # unreachable: checked above
+            raise ApplicationError("a token needs an owner", field="user")
         key = _new_key()
         token = ApiToken.objects.create(
             key_hash=hash_key(key),

@@ -41,7 +41,9 @@ def _first_validation_error(detail: Any, path: str = "") -> tuple[str | None, st
     if isinstance(detail, dict):
         for key, value in detail.items():
             name = "" if key == "non_field_errors" else str(key)
-            return _first_validation_error(value, f"{path}.{name}" if path and name else path or name)
+            return _first_validation_error(
+                value, f"{path}.{name}" if path and name else path or name
+            )
     if isinstance(detail, list) and detail:
         first = detail[0]
         if isinstance(first, dict | list):
@@ -72,7 +74,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         response.data = error_body(code, message, field, details=exc.detail)
     elif isinstance(exc, exceptions.APIException):
         detail = exc.detail
-        message = str(detail) if not isinstance(detail, dict | list) else exc.default_detail
+        message = str(detail if not isinstance(detail, dict | list) else exc.default_detail)
         code = getattr(detail, "code", None) or exc.default_code
-        response.data = error_body(str(code), str(message))
+        response.data = error_body(str(code), message)
     return response

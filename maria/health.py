@@ -24,7 +24,8 @@ def _database() -> dict[str, Any]:
 
 async def _layer_round_trip() -> None:
     layer = get_channel_layer()
-    assert layer is not None
+    if layer is None:
+        raise RuntimeError("no channel layer is configured")
     channel = await layer.new_channel("healthz.")
     token = uuid.uuid4().hex
     await layer.send(channel, {"type": "healthz.ping", "token": token})
@@ -35,7 +36,8 @@ async def _layer_round_trip() -> None:
 
 def _channel_layer() -> dict[str, Any]:
     async_to_sync(_layer_round_trip)()
-    return {"ok": True, "backend": settings.CHANNEL_LAYERS["default"]["BACKEND"].rsplit(".", 1)[-1]}
+    backend = str(settings.CHANNEL_LAYERS["default"]["BACKEND"])
+    return {"ok": True, "backend": backend.rsplit(".", 1)[-1]}
 
 
 def _broker() -> dict[str, Any]:
@@ -50,10 +52,16 @@ def _broker() -> dict[str, Any]:
 @never_cache
 def healthz(request: HttpRequest) -> JsonResponse:
     checks: dict[str, dict[str, Any]] = {}
-    for name, check in (("database", _database), ("channel_layer", _channel_layer), ("broker", _broker)):
+    for name, check in (
+        ("database", _database),
+        ("channel_layer", _channel_layer),
+        ("broker", _broker),
+    ):
         try:
             checks[name] = check()
         except Exception as error:  # a health check reports every failure, whatever it is
             checks[name] = {"ok": False, "error": f"{type(error).__name__}: {error}"}
     healthy = all(check["ok"] for check in checks.values())
-    return JsonResponse({"status": "ok" if healthy else "fail", "checks": checks}, status=200 if healthy else 503)
+    return JsonResponse(
+        {"status": "ok" if healthy else "fail", "checks": checks}, status=200 if healthy else 503
+    )

@@ -17,7 +17,7 @@ def backend_summary() -> str:
     if not settings.configured:
         return "backend: none (Django not loaded)"
     database = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
-    layer = settings.CHANNEL_LAYERS["default"]["BACKEND"].rsplit(".", 1)[-1]
+    layer = str(settings.CHANNEL_LAYERS["default"]["BACKEND"]).rsplit(".", 1)[-1]
     celery = "eager" if settings.CELERY_TASK_ALWAYS_EAGER else "broker"
     return f"backend: database={database} channel_layer={layer} celery={celery}"
 

@@ -8,8 +8,8 @@ from rest_framework.test import APIClient
 
 from coordinates.coordinate import parse
 from coordinates.models import ApiToken, Role, ZonePolicyVersion
-from coordinates.services import policy_update, token_revoke
 from coordinates.selectors import zone_get
+from coordinates.services import policy_update, token_revoke
 
 pytestmark = pytest.mark.django_db
 
@@ -85,7 +85,9 @@ def test_fields_left_out_are_inherited_again(
 ) -> None:
     client = client_for(person("ada", Role.ZONE_ADMIN, "G1"))
     client.put(POLICY_URL, {"tau": 0.9, "hops": 2, "reason": "x"}, format="json")
-    body = client.put(POLICY_URL, {"hops": 2, "reason": "back to default tau"}, format="json").json()
+    body = client.put(
+        POLICY_URL, {"hops": 2, "reason": "back to default tau"}, format="json"
+    ).json()
     assert body["effective"]["tau"] == 0.7
     assert body["sources"]["tau"] == "default"
 
@@ -131,9 +133,13 @@ def test_bad_values_are_a_400_naming_the_field_and_write_nothing(
 def test_an_edit_that_breaks_a_zone_below_is_refused_naming_it(
     org: Any, person: Callable[..., Any], client_for: Callable[[Any], APIClient]
 ) -> None:
-    policy_update(zone=zone_get(parse(ZONE)), overrides={"refusal_floor": 0.5}, reason="z", actor=None)
+    policy_update(
+        zone=zone_get(parse(ZONE)), overrides={"refusal_floor": 0.5}, reason="z", actor=None
+    )
     client = client_for(person("ada", Role.ZONE_ADMIN, "G1"))
-    response = client.put("/api/v1/zones/G1.U1.P1/policy/", {"tau": 0.45, "reason": "r"}, format="json")
+    response = client.put(
+        "/api/v1/zones/G1.U1.P1/policy/", {"tau": 0.45, "reason": "r"}, format="json"
+    )
     assert response.status_code == 400
     assert ZONE in response.json()["error"]["message"]
     assert _versions() == 1
@@ -174,7 +180,9 @@ def test_a_reviewer_cannot_change_thresholds(
     org: Any, person: Callable[..., Any], client_for: Callable[[Any], APIClient]
 ) -> None:
     client = client_for(person("rita", Role.REVIEWER, "G1"))
-    response = client.put(POLICY_URL, {"tau": 0.1, "refusal_floor": 0.1, "reason": "r"}, format="json")
+    response = client.put(
+        POLICY_URL, {"tau": 0.1, "refusal_floor": 0.1, "reason": "r"}, format="json"
+    )
     assert response.status_code == 403
     assert _versions() == 0
 

@@ -57,7 +57,17 @@ def test_issue_token_needs_an_existing_zone_and_an_agent_coordinate() -> None:
 
 def test_grant_creates_the_user_with_the_role_and_password() -> None:
     run("zone_add", "G1.U1")
-    run("grant", "--user", "rita", "--role", "reviewer", "--scope", "G1.U1", "--password", "s3cret!x")
+    run(
+        "grant",
+        "--user",
+        "rita",
+        "--role",
+        "reviewer",
+        "--scope",
+        "G1.U1",
+        "--password",
+        "s3cret!x",
+    )
     user = get_user_model().objects.get(username="rita")
     assert user.check_password("s3cret!x")
     assert list(RoleAssignment.objects.values_list("role", "scope")) == [("reviewer", "G1.U1")]
@@ -79,7 +89,11 @@ def test_seed_demo_refuses_to_run_in_production_mode(settings: Any) -> None:
 def test_seed_demo_is_idempotent_and_prints_logins_and_a_working_token(settings: Any) -> None:
     settings.DEBUG = True
     first = run("seed_demo")
-    counts = (Zone.objects.count(), ZonePolicyVersion.objects.count(), RoleAssignment.objects.count())
+    counts = (
+        Zone.objects.count(),
+        ZonePolicyVersion.objects.count(),
+        RoleAssignment.objects.count(),
+    )
     second = run("seed_demo")
     assert counts == (
         Zone.objects.count(),
@@ -88,7 +102,8 @@ def test_seed_demo_is_idempotent_and_prints_logins_and_a_working_token(settings:
     )
     assert first == second
     for username, _, _, password in demo.PEOPLE:
-        assert f"{username}" in first and password in first
+        assert username in first
+        assert password in first
     assert demo.AGENT_DEMO_KEY in first
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {demo.AGENT_DEMO_KEY}")

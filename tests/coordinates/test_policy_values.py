@@ -79,3 +79,8 @@ def test_any_normalised_weights_are_accepted(weights: list[float]) -> None:
 def test_the_system_default_is_itself_valid() -> None:
     assert policy.check_effective(policy.SYSTEM_DEFAULT) == []
     assert policy.check_overrides(policy.SYSTEM_DEFAULT.as_dict()) == []
+
+
+def test_a_floor_that_makes_auto_unreachable_is_refused() -> None:
+    problems = policy.check_effective(policy.merge([{"floor": 0.34}]))
+    assert [p.field for p in problems] == ["floor"]

@@ -32,7 +32,7 @@ async def connect(cookie: bytes | None, origin: tuple[bytes, bytes] | None = ORI
 
 
 async def test_an_anonymous_socket_is_closed(org: Any) -> None:
-    communicator, connected, code = await connect(None)
+    _, connected, code = await connect(None)
     assert not connected
     assert code == 4401
 
@@ -64,7 +64,8 @@ async def test_events_reach_exactly_the_reviewers_whose_scope_covers_the_zone(
     legal = await sync_to_async(person)("lex", Role.REVIEWER, "G1.U1.P2")
     fin_socket, ok_fin, _ = await connect(await sync_to_async(session_cookie)(finance))
     lex_socket, ok_lex, _ = await connect(await sync_to_async(session_cookie)(legal))
-    assert ok_fin and ok_lex
+    assert ok_fin
+    assert ok_lex
     assert (await fin_socket.receive_json_from())["scopes"] == ["G1.U1.P1"]
     assert (await lex_socket.receive_json_from())["scopes"] == ["G1.U1.P2"]
     # when a decision in a finance zone is added to the queue

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
 
 from coordinates.coordinate import CoordinateError, parse
 from coordinates.models import Role

@@ -1,0 +1,208 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from evidence.grounding import check_claim, claims_without_numbers_share, classify_claim
+
+CORPUS = json.loads(
+    (Path(__file__).parent / "corpus" / "grounding_corpus.json").read_text(encoding="utf-8")
+)
+REJECT = {"number", "reversal", "unsupported"}
+
+PURCHASE = CORPUS["paragraphs"]["purchase"]
+KEIHI = CORPUS["paragraphs"]["ja_keihi"]
+
+
+def cases(*labels: str) -> list[Any]:
+    return [
+        pytest.param(c["claim"], CORPUS["paragraphs"][c["p"]], id=c["claim"][:40])
+        for c in CORPUS["claims"]
+        if c["label"] in labels
+    ]
+
+
+@pytest.mark.parametrize(("claim", "paragraph"), cases("faithful"))
+def test_faithful_paraphrases_are_kept(claim: str, paragraph: str) -> None:
+    result = check_claim(claim, paragraph)
+    assert result.supported, result.reasons
+    assert result.kind == "factual"
+
+
+@pytest.mark.parametrize(("claim", "paragraph"), cases("number"))
+def test_number_mismatches_are_rejected(claim: str, paragraph: str) -> None:
+    result = check_claim(claim, paragraph)
+    assert not result.supported
+    assert not result.numbers_ok
+    assert result.missing_numbers
+
+
+@pytest.mark.parametrize(("claim", "paragraph"), cases("reversal"))
+def test_reversed_claims_are_rejected(claim: str, paragraph: str) -> None:
+    result = check_claim(claim, paragraph)
+    assert not result.supported
+    assert result.reversal, result.reasons
+
+
+@pytest.mark.parametrize(("claim", "paragraph"), cases("unsupported"))
+def test_claims_the_paragraph_never_makes_are_rejected(claim: str, paragraph: str) -> None:
+    assert not check_claim(claim, paragraph).supported
+
+
+@pytest.mark.parametrize(("claim", "paragraph"), cases("opinion", "meta"))
+def test_opinions_and_meta_comments_need_no_evidence(claim: str, paragraph: str) -> None:
+    result = check_claim(claim, paragraph)
+    assert result.supported
+    assert result.kind != "factual"
+    assert "not a factual claim" in result.reasons[0]
+
+
+def test_rejection_precision_and_recall_over_the_corpus() -> None:
+    tp = fp = fn = 0
+    for case in CORPUS["claims"]:
+        rejected = not check_claim(case["claim"], CORPUS["paragraphs"][case["p"]]).supported
+        should = case["label"] in REJECT
+        tp += rejected and should
+        fp += rejected and not should
+        fn += should and not rejected
+    precision, recall = tp / (tp + fp), tp / (tp + fn)
+    print(
+        f"\ngrounding corpus: {len(CORPUS['claims'])} claims, rejection precision "
+        f"{precision:.3f}, recall {recall:.3f}"
+    )
+    assert precision >= 0.9
+    assert recall >= 0.9
+
+
+def test_a_number_mismatch_names_both_numbers() -> None:
+    result = check_claim("Late payments incur interest of 5% per year.", PURCHASE)
+    assert result.reasons[0] == "number 5% not found in the cited paragraph (it says 3%)"
+
+
+def test_negation_is_reported_with_the_words() -> None:
+    claim = "Receipts are not required for items over 5,000 yen."
+    result = check_claim(claim, CORPUS["paragraphs"]["travel"])
+    assert result.reversal_words == [("not required", "required")]
+    assert "reversed: claim says 'not required', paragraph says 'required'" in result.reasons
+
+
+def test_payer_swap_is_rejected_even_with_full_word_overlap() -> None:
+    claim = "The Seller shall pay the Buyer the purchase price of 12,000,000 yen."
+    result = check_claim(claim, PURCHASE)
+    assert result.coverage == 1.0
+    assert not result.supported
+    assert any("roles swapped" in r for r in result.reasons)
+
+
+def test_passive_voice_keeps_the_roles() -> None:
+    claim = "The Seller is paid the purchase price by the Buyer within 60 days of delivery."
+    assert check_claim(claim, PURCHASE).supported
+
+
+def test_japanese_payer_swap_is_rejected() -> None:
+    paragraph = "甲は乙に対し、委託料として月額50万円を支払う。"
+    assert check_claim("甲は乙に月額50万円を支払う。", paragraph).supported
+    assert not check_claim("乙は甲に月額50万円を支払う。", paragraph).supported
+
+
+def test_japanese_approver_swap_is_rejected() -> None:
+    paragraph = "部長は申請者の出張申請を承認する。"
+    assert check_claim("部長が申請者の出張申請を承認する。", paragraph).supported
+    assert not check_claim("申請者は部長の出張申請を承認する。", paragraph).supported
+
+
+@pytest.mark.parametrize(
+    ("claim", "paragraph"),
+    [
+        ("事前承認は必要です。", "事前承認は不要です。"),
+        ("The fee increased in 2024.", "The fee decreased in 2024."),
+        ("Payments must be made before delivery.", "Payments must be made after delivery."),
+        ("申請は承認された。", "申請は却下された。"),
+        ("Pets are allowed in the office.", "Pets are prohibited in the office."),
+        ("残業は許可される。", "残業は禁止する。"),
+        ("The deposit is refundable.", "The deposit is non-refundable."),
+    ],
+)
+def test_antonyms_in_both_languages_are_reversals(claim: str, paragraph: str) -> None:
+    assert check_claim(claim, paragraph).reversal
+    assert check_claim(paragraph, claim).reversal
+
+
+@pytest.mark.parametrize(
+    ("claim", "paragraph"),
+    [
+        ("Approval is optional.", "Approval is not required."),
+        ("Smoking is prohibited on site.", "Smoking is not allowed on site."),
+        ("残業は禁止されている。", "残業は許可されない。"),
+        ("事前承認は不要です。", "事前承認は必要ない。"),
+        ("The report must be filed within 10 days.", "The report must be filed in 10 days."),
+    ],
+)
+def test_negated_antonyms_are_not_reversals(claim: str, paragraph: str) -> None:
+    assert not check_claim(claim, paragraph).reversal
+
+
+def test_meta_preamble_is_stripped_and_the_fact_checked() -> None:
+    paragraph = "The approval limit for branch managers is 5 million yen."
+    kept = check_claim("Based on the documents, the limit is 5 million yen.", paragraph)
+    wrong = check_claim("Based on the documents, the limit is 8 million yen.", paragraph)
+    assert kept.kind == wrong.kind == "factual"
+    assert kept.supported
+    assert not wrong.supported
+
+
+@pytest.mark.parametrize(
+    ("claim", "kind"),
+    [
+        ("Here is a summary of the policy.", "meta"),
+        ("以下に要約します。", "meta"),
+        ("I think the rule is sensible.", "opinion"),
+        ("It may be worth considering a second approver.", "opinion"),
+        ("この規定は見直しが必要と思われます。", "opinion"),
+        ("資料によると、上限は500万円です。", "factual"),
+        ("The limit is 5 million yen.", "factual"),
+    ],
+)
+def test_claims_are_classified(claim: str, kind: str) -> None:
+    assert classify_claim(claim)[0] == kind
+
+
+def test_a_hedge_that_states_a_wrong_number_is_still_rejected() -> None:
+    result = check_claim("The limit is probably 8 million yen.", "The limit is 5 million yen.")
+    assert result.kind == "opinion"
+    assert not result.supported
+
+
+def test_similarity_only_rescues_borderline_coverage_never_a_number() -> None:
+    paragraph = "Contractors must submit timesheets every Friday."
+    claim = "Contractors must submit signed weekly timesheets every Friday afternoon."
+    assert not check_claim(claim, paragraph).supported
+    assert check_claim(claim, paragraph, similarity=0.9).supported
+    wrong = check_claim("Contractors submit 3 timesheets.", paragraph, similarity=0.99)
+    assert not wrong.supported
+
+
+def test_claims_without_numbers_share_counts_factual_claims_only() -> None:
+    claims = [
+        "The limit is 5 million yen.",
+        "Approval is required.",
+        "Here is a summary.",
+        "I think this is fine.",
+    ]
+    assert claims_without_numbers_share(claims) == 0.5
+    assert claims_without_numbers_share([]) == 0.0
+
+
+@given(
+    st.integers(min_value=1, max_value=10**9),
+    st.integers(min_value=1, max_value=10**9),
+)
+def test_any_changed_amount_is_rejected(stated: int, claimed: int) -> None:
+    paragraph = f"The Buyer shall pay the Seller {stated:,} yen on delivery."
+    result = check_claim(f"The Buyer pays the Seller {claimed:,} yen on delivery.", paragraph)
+    assert result.supported == (stated == claimed)

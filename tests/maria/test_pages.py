@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_home_page_links_the_api_docs_and_login() -> None:
+    response = Client().get("/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'href="/api/v1/docs/"' in html
+    assert 'href="/accounts/login/"' in html
+
+
+def test_the_login_page_renders_a_form_with_csrf() -> None:
+    response = Client().get("/accounts/login/")
+    assert response.status_code == 200
+    assert "csrfmiddlewaretoken" in response.content.decode()
+
+
+def test_login_rotates_the_session_and_logout_ends_it(django_user_model: Any) -> None:
+    django_user_model.objects.create_user(username="rita", password="pw-rita-123")
+    client = Client()
+    client.get("/accounts/login/")
+    before = client.session.session_key
+    response = client.post("/accounts/login/", {"username": "rita", "password": "pw-rita-123"})
+    assert response.status_code == 302
+    after = client.session.session_key
+    assert after
+    assert after != before
+    client.post("/accounts/logout/")
+    assert "_auth_user_id" not in client.session
