@@ -116,5 +116,7 @@ def parse(text: str, *, level: Level | None = None) -> Coordinate:
         numbers.append(int(digits))
     coordinate = Coordinate(tuple(numbers))
     if level is not None and coordinate.level != level:
-        raise CoordinateError(f"{text!r} is a {coordinate.level} coordinate; expected the {level} level")
+        raise CoordinateError(
+            f"{text!r} is a {coordinate.level} coordinate; expected the {level} level"
+        )
     return coordinate
