@@ -110,6 +110,8 @@ class ApiToken(models.Model):
     agent = models.CharField(max_length=64, blank=True)  # agent coordinate; empty for people
     label = models.CharField(max_length=200, blank=True)
     webhook_url = models.URLField(blank=True)
+    # The HMAC key that signs webhooks to this agent; both sides must know it, so it is kept.
+    webhook_secret = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)

@@ -60,7 +60,15 @@ def policy_update(
         raise ApplicationError("a reason is required for every policy change", field="reason")
     _policy_problems_to_error(policy.check_overrides(overrides))
     clean = policy.normalise_overrides(overrides)
+    # Imported here: decisions builds on coordinates; a module-level import would make the
+    # two apps import each other.
+    from decisions import events, trail
+
     with transaction.atomic():
+        # The trail lock first: on SQLite it takes the write lock before any read (a write
+        # after a read can fail at once with "database is locked"); on PostgreSQL it is the
+        # zone chain's head row, always taken before the zone row, so the two never deadlock.
+        trail.lock(trail.chain_for(zone.coordinate))
         # The lock serialises edits of one zone so version numbers never collide.
         locked = Zone.objects.select_for_update().get(pk=zone.pk)
         current = locked.policy_versions.order_by("-version").first()
@@ -72,13 +80,16 @@ def policy_update(
             merged = effective_policy(below.coord, replace=(locked.coordinate, clean)).values
             where = "" if below.pk == locked.pk else f" (in {below.coordinate}, which inherits it)"
             _policy_problems_to_error(policy.check_effective(merged), where)
-        return ZonePolicyVersion.objects.create(
+        version = ZonePolicyVersion.objects.create(
             zone=locked,
             version=(current.version + 1) if current else 1,
             overrides=clean,
             created_by=actor,
             reason=reason.strip(),
         )
+        # In the same transaction: the new thresholds and their trail event commit together.
+        events.policy_changed(version, actor=actor, previous=current)
+        return version
 
 
 def user_ensure(*, username: str, password: str | None = None) -> User:
@@ -164,6 +175,7 @@ def token_issue(
             agent=str(agent) if agent is not None else "",
             label=label,
             webhook_url=webhook_url,
+            webhook_secret=secrets.token_hex(32) if webhook_url else "",
         )
     return token, key
 

@@ -1,5 +1,6 @@
 """Grounding: does a cited paragraph support a claim? Numbers must match, reversals veto,
-key terms must be covered; opinions, hedges and meta-comments are held to no evidence."""
+key terms must be covered, a condition the claim adds must be in the paragraph; opinions,
+hedges and meta-comments are held to no evidence."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ from evidence.numbers import Quantity, extract_numbers, numbers_match, same_quan
 from evidence.text import (
     Morpheme,
     content_terms,
-    japanese_morphemes,
+    english_stem,
     normalise,
+    span_morphemes,
     split_sentences,
+    term_surfaces,
     tokenize,
 )
 
@@ -236,6 +239,8 @@ _GROUPS: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [
             "before",
             "prior to",
             "in advance",
+            # "within 14 days" ends before a deadline; "after 14 days" starts at it.
+            "within",
             "beforehand",
             "earlier",
             "事前",
@@ -266,13 +271,64 @@ _GROUPS: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [
             "exceeds",
             "exceeding",
             "or more",
+            "or above",
+            "or greater",
             "minimum of",
             "以上",
             "超",
             "越える",
             "超過",
         ),
-        ("at most", "less than", "below", "up to", "or less", "maximum of", "以下", "未満", "以内"),
+        (
+            "at most",
+            "less than",
+            "fewer than",
+            "below",
+            "up to",
+            "or less",
+            "or fewer",
+            "or below",
+            "maximum of",
+            "以下",
+            "未満",
+            "以内",
+        ),
+    ),
+    (
+        # Whether a bound includes its number: "at least 5" (5 counts) against "more than 5"
+        # (it does not), 以上 against 超, 以下 against 未満. A negation flips this as it flips
+        # the direction: not (x >= 5) is x < 5.
+        "edge",
+        (
+            "at least",
+            "or more",
+            "or above",
+            "or greater",
+            "minimum of",
+            "at most",
+            "or less",
+            "or fewer",
+            "or below",
+            "up to",
+            "maximum of",
+            "以上",
+            "以下",
+            "以内",
+        ),
+        (
+            "more than",
+            "above",
+            "exceed",
+            "exceeds",
+            "exceeding",
+            "less than",
+            "fewer than",
+            "below",
+            "超",
+            "超過",
+            "越える",
+            "未満",
+        ),
     ),
     (
         "limit",
@@ -293,20 +349,42 @@ _GROUPS: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [
     ("locus", ("internal", "内部", "社内"), ("external", "外部", "社外")),
     ("duration", ("permanent", "indefinite", "無期"), ("temporary", "fixed-term", "有期", "一時")),
 ]
-# Phrases whose "no"/"not" is not a negation of the statement.
+# Phrases whose "no"/"not" is not a negation of the statement, and what they mean.
 _NEUTRAL_PHRASES = [
     # Prohibitions said with a negation mean "prohibited", not "not required".
-    (re.compile(r"\b(?:must|shall|may) not\b|\bmustn't\b"), "prohibited"),
-    (re.compile(r"(?:て|で)も?(?:よい|良い|いい|構わない|かまわない)"), "ことを許可"),
-    (re.compile(r"(?:て|で)は(?:ならない|ならず|いけない|いけません|なりません)"), "ことを禁止"),
-    (re.compile(r"\bno later than\b|\bnot later than\b"), "by"),
-    (re.compile(r"\bno earlier than\b|\bnot earlier than\b"), "from"),
-    (re.compile(r"\b(?:no|not) more than\b|\bnot exceeding\b|\bnot to exceed\b"), "at most"),
-    (re.compile(r"\b(?:no|not) (?:less|fewer) than\b"), "at least"),
-    (re.compile(r"\bnot only\b|\bwhether or not\b|\bno one else\b"), ""),
+    (r"\b(?:must|shall|may) not\b|\bmustn't\b", "prohibited"),
+    (r"(?:て|で)も?(?:よい|良い|いい|構わない|かまわない)", "ことを許可"),
+    (r"(?:て|で)は(?:ならない|ならず|いけない|いけません|なりません)", "ことを禁止"),
+    (r"\bno later than\b|\bnot later than\b", "by"),
+    (r"\bno earlier than\b|\bnot earlier than\b", "from"),
+    (r"\b(?:no|not) more than\b|\bnot exceeding\b|\bnot to exceed\b", "at most"),
+    (r"\b(?:no|not) (?:less|fewer) than\b", "at least"),
+    (r"\bnot only\b|\bwhether or not\b|\bno one else\b", ""),
 ]
-# Cheap pre-check: most clauses hold none of the neutral phrases above.
-_NEUTRAL_HINT = re.compile(r"\b(?:no|not|must|shall|may|whether)\b|[てで]")
+# One alternation, one scan per clause: the phrases never overlap one another, so rewriting
+# the leftmost match first gives what eight passes in list order would.
+_NEUTRAL = re.compile("|".join(f"(?P<n{i}>{p})" for i, (p, _) in enumerate(_NEUTRAL_PHRASES)))
+_NEUTRAL_MEANING = {f"n{i}": meaning for i, (_, meaning) in enumerate(_NEUTRAL_PHRASES)}
+
+
+# "30 days after delivery" is a deadline counted from delivery, as "within 30 days of
+# delivery" is; "after 30 days" is later than that. Only the second is the time cue "after".
+# The first is read as "30 days of delivery" ("of": a stop-word that names no agent).
+_PERIOD_AFTER = re.compile(
+    r"\b(\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|twelve|thirty|sixty|ninety)"
+    r"(\s+(?:business\s+|calendar\s+|working\s+)?(?:day|week|month|year)s?)\s+after\b"
+)
+
+
+def _neutralise(text: str) -> str:
+    if "after" in text:
+        text = _PERIOD_AFTER.sub(r"\1\2 of", text)
+    # Every phrase holds "no" (not, no, none...), "mustn" or a て / で: most clauses hold none.
+    if "no" not in text and "mustn" not in text and "て" not in text and "で" not in text:
+        return text
+    return _NEUTRAL.sub(lambda m: _NEUTRAL_MEANING[m.lastgroup or ""], text)
+
+
 _EN_NEGATIONS = frozenset(
     {"not", "no", "never", "without", "none", "cannot", "neither", "nor", "non"}
 )
@@ -339,33 +417,129 @@ def _first_stem(word: str) -> str:
     return terms[0] if terms else word
 
 
-_PARTY_STEMS = {_first_stem(p): p for p in _EN_PARTIES}
+# Names of one role: the directors acting together are the board.
+_PARTY_ALIASES = {"director": "board"}
+
+
+def _party_forms() -> dict[str, str]:
+    # Party nouns are matched as written (singular or plural), not by stem: the stems of
+    # "approver", "requester", "provider", "manager" are those of the verbs approve, request,
+    # provide, manage, which would make every "approved" a party.
+    forms: dict[str, str] = {}
+    for noun in _EN_PARTIES:
+        plural = noun[:-1] + "ies" if noun[-1] == "y" and noun[-2] not in "aeiou" else noun + "s"
+        forms[noun] = forms[plural] = _PARTY_ALIASES.get(noun, noun)
+    return forms
+
+
+_PARTY_FORMS = _party_forms()
+# Each role -> the terms its nouns give, so that naming a party is not taken for its act.
+_ROLE_TERMS = {
+    role: frozenset(english_stem(form) for form, r in _PARTY_FORMS.items() if r == role)
+    for role in set(_PARTY_FORMS.values())
+}
 _AGENT_MARKERS = frozenset({"by", "from"})
-_NOT_AGENT_MARKERS = frozenset({"of", "to", "for", "with", "on", "against"})
+_PASSIVE = frozenset({"is", "are", "was", "were", "be", "been", "being"})
+# After a preposition a party is not the subject: "to the seller", "at the board meeting",
+# "before the finance team reimburses it" (a subordinate clause's subject).
+_NOT_AGENT_MARKERS = frozenset(
+    _word_list(
+        "of to for with on against at in into during under within after before upon about "
+        "between among through via per without"
+    )
+)
 
 
 @dataclass(frozen=True)
-class _CueSet:
-    phrases: list[tuple[str, re.Pattern[str]]]  # multi-word English cues
-    stems: dict[str, str]  # single English word stem -> display word
-    japanese: dict[str, str]  # Japanese normalised form -> display word
+class _Cue:
+    """One word of an antonym group: which group, which side, and its precedence on that side
+    (multi-word phrases first, then English words, then Japanese, each in list order)."""
+
+    group: str
+    side: int
+    rank: int
+    word: str
 
 
-def _cue_set(words: tuple[str, ...]) -> _CueSet:
-    phrases: list[tuple[str, re.Pattern[str]]] = []
-    stems: dict[str, str] = {}
-    japanese: dict[str, str] = {}
-    for word in words:
-        if not word.isascii():
-            japanese[word] = word
-        elif " " in word or "-" in word:
-            phrases.append((word, re.compile(rf"\b{re.escape(word)}\b")))
-        else:
-            stems.setdefault(_first_stem(word), word)
-    return _CueSet(phrases, stems, japanese)
+def _cue_index() -> tuple[
+    dict[str, list[_Cue]], dict[str, list[_Cue]], list[tuple[re.Pattern[str], _Cue]]
+]:
+    stems: dict[str, list[_Cue]] = {}
+    japanese: dict[str, list[_Cue]] = {}
+    phrases: list[tuple[re.Pattern[str], _Cue]] = []
+    for name, *sides in _GROUPS:
+        for side, words in enumerate(sides):
+            seen: set[str] = set()
+            ranked = (
+                [w for w in words if w.isascii() and (" " in w or "-" in w)]
+                + [w for w in words if w.isascii() and " " not in w and "-" not in w]
+                + [w for w in words if not w.isascii()]
+            )
+            for rank, word in enumerate(ranked):
+                cue = _Cue(name, side, rank, word)
+                if not word.isascii():
+                    japanese.setdefault(word, []).append(cue)
+                elif " " in word or "-" in word:
+                    phrases.append((re.compile(rf"\b{re.escape(word)}\b"), cue))
+                elif (stem := _first_stem(word)) not in seen:
+                    # Two words with one stem: the first names it, as it always has.
+                    seen.add(stem)
+                    stems.setdefault(stem, []).append(cue)
+    return stems, japanese, phrases
 
 
-_GROUP_CUES = [(name, _cue_set(yes), _cue_set(no)) for name, yes, no in _GROUPS]
+_CUE_STEMS, _CUE_JAPANESE, _CUE_PHRASES = _cue_index()
+# Any multi-word cue at all? One scan instead of one per phrase; most clauses hold none.
+_ANY_CUE_PHRASE = re.compile("|".join(p.pattern for p, _ in _CUE_PHRASES))
+_GROUP_ORDER = {name: i for i, (name, _, _) in enumerate(_GROUPS)}
+
+
+# A bound belongs to its number: "more than 5 days ... at least two weeks" holds two. Each
+# word -> (0 lower / 1 upper bound, 0 inclusive / 1 strict).
+_BOUND_KINDS = {
+    **dict.fromkeys(
+        ("at least", "minimum of", "or more", "or above", "or greater", "以上"), (0, 0)
+    ),
+    **dict.fromkeys(("more than", "above", "exceed", "exceeds", "exceeding", "超", "超過"), (0, 1)),
+    **dict.fromkeys(("at most", "up to", "maximum of", "or less", "or fewer", "or below"), (1, 0)),
+    **dict.fromkeys(("以下", "以内"), (1, 0)),
+    **dict.fromkeys(("less than", "fewer than", "below", "未満"), (1, 1)),
+}
+_NUMBER_WORD = (
+    r"(?:\d[\d,]*(?:\.\d+)?|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+    r"|fifteen|twenty|thirty|forty|fifty|sixty|ninety|hundred)\b"
+)
+_EN_AMOUNT = rf"(?:us\$|[$¥€£])?\s*{_NUMBER_WORD}(?:\s*(?:%|[a-z]+))?"
+# English bounds come before their number ("at least 12 characters"), save "or more"/"or
+# less"; Japanese ones follow it, past a unit or particle (100万円以上, 5万円を超える).
+_EN_BOUND_BEFORE = re.compile(
+    r"\b(at least|more than|less than|fewer than|at most|up to|minimum of|maximum of|above|below|"
+    rf"exceeding|exceeds|exceed)\s+({_EN_AMOUNT})"
+)
+_EN_BOUND_AFTER = re.compile(
+    rf"\b({_EN_AMOUNT})\s+(or more|or less|or fewer|or above|or below|or greater)\b"
+)
+_JA_BOUND = re.compile(
+    r"((?:\d[\d,.]*|[〇一二三四五六七八九十百千]+)[万億千]?[^\d、。\s]{0,3}?)"
+    r"(以上|以下|未満|以内|超過|超)"
+)
+
+
+def _bounds(text: str) -> tuple[tuple[str, str], ...]:
+    """(the number, the bound word) for each bound the clause puts on a number."""
+    found: list[tuple[str, str]] = []
+    for match in _EN_BOUND_BEFORE.finditer(text):
+        found.append((_amount_key(match.group(2)), match.group(1)))
+    for pattern in (_EN_BOUND_AFTER, _JA_BOUND):
+        for match in pattern.finditer(text):
+            found.append((_amount_key(match.group(1)), match.group(2)))
+    return tuple(found)
+
+
+def _amount_key(amount: str) -> str:
+    # The normalised quantity where there is one (5万円 == 50,000円), else the words as written.
+    quantities = extract_numbers(amount)
+    return str(quantities[0]) if quantities else amount.strip()
 
 
 @dataclass(frozen=True)
@@ -375,63 +549,106 @@ class _Clause:
     terms: frozenset[str]
     negations: tuple[str, ...]
     words: frozenset[str]  # unstemmed English words, for un-/non- prefixes
+    unprefixed: tuple[str, ...]  # each word less an un-/non-/in-/dis- it starts with
     sides: dict[str, tuple[int, str]]  # group -> (0 yes / 1 opposite, the word used)
+    # group -> (its "yes" words, its "opposite" words) named in the clause, to compare clauses
+    # that name both sides ("more than 5 days ... at least two weeks")
+    cue_words: dict[str, tuple[tuple[str, ...], tuple[str, ...]]]
     parties: tuple[str, ...]
     agent: str | None
+    bounds: tuple[tuple[str, str], ...]  # (number, bound word): "12", "at least"
+    text: str  # as analysed (neutral phrases rewritten)
 
 
+_EN_CLAUSE_BREAK = r";|:|,?\s*\b(?:and|but|whereas|while|unless|except|provided that)\b"
+# The same breaks for text with no Japanese; the look-ahead (what a break can start with) only
+# spares trying the alternation at every letter.
+_CLAUSE_BREAK_ASCII = re.compile(rf"(?=[;:,\sabwuep])(?:{_EN_CLAUSE_BREAK})")
 _CLAUSE_BREAK = re.compile(
-    r";|:|,?\s*\b(?:and|but|whereas|while|unless|except|provided that)\b"
+    _EN_CLAUSE_BREAK
     # A comma after a verb's continuative form (承認し、却下した) joins two statements;
     # 対し、 (towards) does not.
-    r"|ただし、?|但し、?|が、|けれども、?|一方、?|なお、?|(?<!対)し、|(?<=[てで])、"
+    + r"|ただし、?|但し、?|が、|けれども、?|一方、?|なお、?|(?<!対)し、|(?<=[てで])、"
 )
 _EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 
 
-def _clauses(text: str) -> list[str]:
+@lru_cache(maxsize=16384)
+def _clauses(text: str) -> tuple[str, ...]:
     out: list[str] = []
     # Sentences are split before folding: the splitter reads capitals after a period.
     for sentence in split_sentences(text):
-        out.extend(c.strip() for c in _CLAUSE_BREAK.split(normalise(sentence)) if c.strip())
-    return out
+        folded = normalise(sentence)
+        breaks = _CLAUSE_BREAK_ASCII if folded.isascii() else _CLAUSE_BREAK
+        out.extend(c.strip() for c in breaks.split(folded) if c.strip())
+    return tuple(out)
 
 
 @lru_cache(maxsize=32768)
 def _clause(text: str) -> _Clause:
-    if _NEUTRAL_HINT.search(text):
-        for pattern, replacement in _NEUTRAL_PHRASES:
-            text = pattern.sub(replacement, text)
+    text = _neutralise(text)
     words = _EN_WORD.findall(text)
+    # One tokenisation serves terms, cues and parties; Japanese morphemes come from the same
+    # cached Sudachi reading of each span that the terms were built from.
     stems = tokenize(text)
-    stem_set = frozenset(stems)
-    morphemes = japanese_morphemes(text) if not text.isascii() else ()
+    morphemes = span_morphemes(text)
     ja_forms = frozenset(m.normalized for m in morphemes) | frozenset(m.surface for m in morphemes)
 
-    negations = [w for w in words if w in _EN_NEGATIONS or w.endswith("n't")]
+    word_set = frozenset(words)
+    negations = (
+        [w for w in words if w in _EN_NEGATIONS or w.endswith("n't")]
+        if "'" in text or not _EN_NEGATIONS.isdisjoint(word_set)
+        else []
+    )
     for m in morphemes:
         if _is_japanese_negation(m):
             negations.append(m.surface)
 
-    sides: dict[str, tuple[int, str]] = {}
-    for name, yes, no in _GROUP_CUES:
-        found = [
-            (side, word)
-            for side, cues in ((0, yes), (1, no))
-            if (word := _cue(cues, text, stem_set, ja_forms))
-        ]
-        if len(found) == 1:  # both sides named: the clause contrasts them, no direction
-            sides[name] = found[0]
-
-    parties, agent = _parties(words, morphemes)
+    # Skip the English party pass when no word is a party noun (and none is possessive).
+    english_parties = "'" in text or not _PARTY_FORMS.keys().isdisjoint(word_set)
+    parties, agent = _parties(words if english_parties else [], morphemes)
+    sides, cue_words = _sides(text, frozenset(stems), ja_forms)
     return _Clause(
         terms=frozenset(content_terms(text)),
         negations=tuple(negations),
-        words=frozenset(words),
+        words=word_set,
+        unprefixed=tuple(
+            w[len(prefix) :]
+            for w in word_set
+            if w[:2] in _NEGATING_STARTS
+            for prefix in _NEGATING_PREFIXES
+            if w.startswith(prefix) and len(w) > len(prefix) + 2
+        ),
         sides=sides,
+        cue_words=cue_words,
         parties=parties,
         agent=agent,
+        # Only clauses with a bound word pay for the scans.
+        bounds=_bounds(text) if "bound" in cue_words or "超" in text else (),
+        text=text,
     )
+
+
+def _sides(
+    text: str, stems: frozenset[str], ja_forms: frozenset[str]
+) -> tuple[dict[str, tuple[int, str]], dict[str, tuple[tuple[str, ...], tuple[str, ...]]]]:
+    """Group -> (0 yes / 1 opposite, the first word used) for groups named on one side only;
+    group -> (yes words, opposite words) for every group named."""
+    found: dict[str, tuple[list[_Cue], list[_Cue]]] = {}
+    hits = [cue for stem in stems & _CUE_STEMS.keys() for cue in _CUE_STEMS[stem]]
+    hits += [cue for form in ja_forms & _CUE_JAPANESE.keys() for cue in _CUE_JAPANESE[form]]
+    if _ANY_CUE_PHRASE.search(text):
+        hits += [cue for pattern, cue in _CUE_PHRASES if pattern.search(text)]
+    for cue in hits:
+        found.setdefault(cue.group, ([], []))[cue.side].append(cue)
+    sides: dict[str, tuple[int, str]] = {}
+    words: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+    for group in sorted(found, key=_GROUP_ORDER.__getitem__):
+        yes, no = (sorted(cues, key=lambda c: c.rank) for cues in found[group])
+        words[group] = (tuple(c.word for c in yes), tuple(c.word for c in no))
+        if not (yes and no):  # both sides named: the clause contrasts them, no one direction
+            sides[group] = (0, yes[0].word) if yes else (1, no[0].word)
+    return sides, words
 
 
 def _is_japanese_negation(m: Morpheme) -> bool:
@@ -442,22 +659,8 @@ def _is_japanese_negation(m: Morpheme) -> bool:
     )
 
 
-def _cue(cues: _CueSet, text: str, stems: frozenset[str], ja_forms: frozenset[str]) -> str:
-    for word, pattern in cues.phrases:
-        if pattern.search(text):
-            return word
-    for stem, word in cues.stems.items():
-        if stem in stems:
-            return word
-    for form, word in cues.japanese.items():
-        if form in ja_forms:
-            return word
-    return ""
-
-
-@lru_cache(maxsize=4096)
 def _party_of(word: str) -> str | None:
-    return _PARTY_STEMS.get(_first_stem(word.removesuffix("'s")))
+    return _PARTY_FORMS.get(word.removesuffix("'s").removesuffix("'"))
 
 
 def _parties(
@@ -475,6 +678,11 @@ def _parties(
             parties.append(party)
         before = [w for w in words[max(0, i - 3) : i] if w not in ("the", "a", "an", "its")]
         if before and before[-1] in _AGENT_MARKERS:
+            # After a subject, "by" names the agent only in the passive ("is paid by the
+            # buyer"); in "the seller ships within 30 days of payment by the buyer" it belongs
+            # to a noun, and the seller still acts.
+            if before[-1] == "by" and subject and _PASSIVE.isdisjoint(words[:i]):
+                continue
             agent = agent or party
         elif word.endswith("'s") or (before and before[-1] in _NOT_AGENT_MARKERS):
             continue  # "the employee's request", "to the seller": not the one acting
@@ -521,15 +729,18 @@ def check_claim(claim: str, paragraph: str, *, similarity: float | None = None) 
         reasons.insert(0, "not a factual claim (opinion or hedge): needs no evidence")
         return Grounding(numbers_ok, reasons, kind, numbers_ok, missing, similarity=similarity)
 
-    reversal_words: list[tuple[str, str]] = []
+    reversals: list[tuple[str, str, str]] = []
     claim_terms: set[str] = set()
-    for text in _clauses(statement):
-        clause = _clause(text)
+    claim_clauses = [_clause(text) for text in _clauses(statement)]
+    for clause in claim_clauses:
         claim_terms |= clause.terms
         best = _best_match(clause, paragraph_clauses)
         if best is not None:
-            reversal_words.extend(_reversals(clause, best))
-    reasons.extend(_reversal_reason(c, p) for c, p in reversal_words)
+            reversals.extend(_reversals(clause, best))
+            if not best.parties:
+                reversals.extend(_role_conflict(clause, paragraph_clauses))
+    reversal_words = [(c, p) for c, p, _ in reversals]
+    reasons.extend(reason for _, _, reason in reversals)
 
     key_terms = {t for t in claim_terms if not t[0].isdigit()}
     covered = key_terms & paragraph_terms
@@ -538,12 +749,19 @@ def check_claim(claim: str, paragraph: str, *, similarity: float | None = None) 
     if similarity is not None and similarity >= SIMILARITY_RESCUE:
         threshold -= COVERAGE_RESCUE
     if coverage < threshold:
-        absent = ", ".join(sorted(key_terms - covered)[:6])
+        absent = ", ".join(_surface_words(key_terms - covered, statement, claim_clauses)[:6])
         reasons.append(
             f"the cited paragraph never says this: only {coverage:.0%} of the claim's key "
             f"terms appear in it (missing: {absent})"
         )
-    supported = numbers_ok and not reversal_words and coverage >= threshold
+    condition = _added_condition(statement, paragraph, paragraph_terms)
+    if condition is not None:
+        span, absent_terms = condition
+        absent = ", ".join(_surface_words(absent_terms, statement, claim_clauses))
+        reasons.append(
+            f"adds a condition the cited paragraph does not state: '{span}' (missing: {absent})"
+        )
+    supported = numbers_ok and not reversal_words and coverage >= threshold and not condition
     if supported:
         reasons.append(f"supported: numbers match, no reversal, {coverage:.0%} of key terms found")
     return Grounding(
@@ -559,6 +777,60 @@ def check_claim(claim: str, paragraph: str, *, similarity: float | None = None) 
     )
 
 
+# Words that restrict or condition a claim. A condition is where a claim can add a fact while
+# reusing the paragraph's words ("receipts are only required on international trips"), so it
+# is held to more than the claim's overall coverage, unless the paragraph states a condition
+# with the same word (then coverage judges). A restriction ("only") must be wholly in the
+# paragraph; a condition ("if", 場合) may paraphrase, but not with most of its key terms new
+# ("if their manager approves it"; "if an item costs over 5,000 yen" stays a paraphrase).
+# English conditions run from the word to the end of the clause; Japanese ones end at the
+# word (上長の承認を得た場合).
+_RESTRICTIONS = ("only", "solely", "exclusively", "のみ", "だけ", "限り", "限る")
+_CONDITIONS = ("if", "when", "whenever", "unless", "provided", "as long as", "subject to")
+_CONDITIONS_JA = ("場合", "ときは", "際は")
+_CONDITION_WORD = re.compile(
+    rf"\b(?:{'|'.join(w for w in _RESTRICTIONS + _CONDITIONS if w.isascii())})\b"
+    rf"|{'|'.join(w for w in _RESTRICTIONS + _CONDITIONS_JA if not w.isascii())}"
+)
+# Where an English condition ends: a clause mark, but not the comma or point inside a number.
+_EN_CONDITION_END = re.compile(r"[;:]|(?<!\d)[,.]|[,.](?!\d)")
+
+
+def _added_condition(
+    statement: str, paragraph: str, paragraph_terms: frozenset[str]
+) -> tuple[str, set[str]] | None:
+    """(the condition, its key terms the paragraph lacks) for a condition the claim adds."""
+    folded_paragraph = ""
+    for match in _CONDITION_WORD.finditer(statement):
+        word = match.group()
+        folded_paragraph = folded_paragraph or normalise(paragraph)
+        if re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])", folded_paragraph):
+            continue  # the paragraph states a condition of its own: coverage judges
+        if word.isascii():
+            end = _EN_CONDITION_END.search(statement, match.end())
+            span = statement[match.start() : end.start() if end else len(statement)]
+        else:
+            start = max(statement.rfind(mark, 0, match.start()) for mark in "、。,;:") + 1
+            span = statement[start : match.end()]
+        terms = {t for t in content_terms(span) if not t[0].isdigit()}
+        absent = terms - paragraph_terms
+        if absent and (word in _RESTRICTIONS or len(absent) * 2 > len(terms)):
+            return span.strip(), absent
+    return None
+
+
+def _surface_words(terms: set[str], statement: str, clauses: list[_Clause]) -> list[str]:
+    """The claim's own words for these terms, in the order it says them: a reviewer reads
+    "required", not the stem "requir"."""
+    surfaces = term_surfaces(statement)
+    for clause in clauses:
+        # Terms a rewritten phrase brought in ("must not" -> "prohibited") have no word of
+        # their own in the statement.
+        for term, surface in term_surfaces(clause.text).items():
+            surfaces.setdefault(term, surface)
+    return list(dict.fromkeys(surfaces[t] for t in surfaces if t in terms))
+
+
 def _best_match(claim: _Clause, clauses: tuple[_Clause, ...]) -> _Clause | None:
     best, best_overlap = None, 0
     for clause in clauses:
@@ -568,39 +840,112 @@ def _best_match(claim: _Clause, clauses: tuple[_Clause, ...]) -> _Clause | None:
     return best
 
 
-def _reversals(claim: _Clause, para: _Clause) -> list[tuple[str, str]]:
-    found: list[tuple[str, str]] = []
+def _reversals(claim: _Clause, para: _Clause) -> list[tuple[str, str, str]]:
+    """(what the claim says, what the paragraph says, the reason) for each reversal."""
+    found: list[tuple[str, str, str]] = []
     claim_neg = len(claim.negations) + _prefix_negations(claim, para)
     para_neg = len(para.negations) + _prefix_negations(para, claim)
     shared = sorted(claim.sides.keys() & para.sides.keys())
-    disagree, compensated = [], False
+    disagree: list[tuple[str, str, str]] = []
+    compensated = False
     for group in shared:
         (c_side, c_word), (p_side, p_word) = claim.sides[group], para.sides[group]
         if (c_side + claim_neg) % 2 != (p_side + para_neg) % 2:
-            disagree.append((_phrase(c_word, claim_neg), _phrase(p_word, para_neg)))
+            disagree.append((group, _phrase(c_word, claim_neg), _phrase(p_word, para_neg)))
         elif c_side != p_side:
             compensated = True
+    if not claim_neg and not para_neg:
+        disagree.extend(_both_sides_changed(claim, para) or _bound_changed(claim, para))
     # An antonym plus a negation that agree ("may not" == "prohibited") mark a deliberate
     # paraphrase; the negation then belongs to that predicate, not to the other groups.
     if disagree and not (compensated and claim_neg % 2 != para_neg % 2):
-        found.append(disagree[0])
+        group, c_says, p_says = disagree[0]
+        found.append((c_says, p_says, _reversal_reason(c_says, p_says, group)))
     if not shared and claim_neg % 2 != para_neg % 2:
-        found.append((_negation_words(claim), _negation_words(para)))
+        c_says, p_says = _negation_words(claim), _negation_words(para)
+        found.append((c_says, p_says, _reversal_reason(c_says, p_says)))
     if claim.agent and para.agent and claim.agent != para.agent:
-        found.append((f"{claim.agent} acts", f"{para.agent} acts"))
+        found.append(_roles_swapped(claim.agent, para.agent))
     elif claim.parties and para.parties and not set(claim.parties) & set(para.parties):
-        found.append((f"party is {claim.parties[0]}", f"party is {para.parties[0]}"))
+        c_party, p_party = claim.parties[0], para.parties[0]
+        found.append(
+            (
+                f"party is {c_party}",
+                f"party is {p_party}",
+                f"wrong party: the claim names the {c_party}, the paragraph the {p_party}",
+            )
+        )
     return found
+
+
+def _both_sides_changed(claim: _Clause, para: _Clause) -> list[tuple[str, str, str]]:
+    """Groups both clauses name on both sides, as often as each other but in a different mix:
+    "more than 5 days ... at most two weeks" against "more than 5 days ... at least two weeks".
+    """
+    out = []
+    for group in sorted(claim.cue_words.keys() & para.cue_words.keys()):
+        if group in claim.sides and group in para.sides:
+            continue  # one direction each: compared as such
+        c_yes, c_no = claim.cue_words[group]
+        p_yes, p_no = para.cue_words[group]
+        if len(c_yes) + len(c_no) != len(p_yes) + len(p_no) or len(c_yes) == len(p_yes):
+            continue
+        # The side the claim names more often than the paragraph does holds the changed word.
+        c_more, p_more = (c_yes, p_no) if len(c_yes) > len(p_yes) else (c_no, p_yes)
+        c_word = next((w for w in c_more if w not in p_yes + p_no), c_more[0])
+        p_word = next((w for w in p_more if w not in c_yes + c_no), p_more[0])
+        out.append((group, c_word, p_word))
+    return out
+
+
+def _bound_changed(claim: _Clause, para: _Clause) -> list[tuple[str, str, str]]:
+    """A number both clauses bound, bounded differently: "at least 5 days" against "more than
+    5 days" (whether 5 counts), "at most two weeks" against "at least two weeks"."""
+    for number, c_word in claim.bounds:
+        p_words = [w for n, w in para.bounds if n == number]
+        kinds = {_BOUND_KINDS[w] for w in p_words}
+        if p_words and _BOUND_KINDS[c_word] not in kinds:
+            p_word = p_words[0]
+            same_direction = _BOUND_KINDS[c_word][0] == _BOUND_KINDS[p_word][0]
+            return [("edge" if same_direction else "bound", c_word, p_word)]
+    return []
+
+
+def _role_conflict(claim: _Clause, clauses: tuple[_Clause, ...]) -> list[tuple[str, str, str]]:
+    """The claim has one party act on another; the paragraph states the same act between the
+    same parties only the other way round ("the seller pays the buyer interest" where the
+    buyer pays the seller). Looked for when the best-matching clause names no party."""
+    if claim.agent is None or len(claim.parties) < 2:
+        return []
+    acts = claim.terms.difference(*(_ROLE_TERMS.get(p, {p}) for p in claim.parties))
+    others = []
+    for clause in clauses:
+        if clause.agent is None or not set(claim.parties) <= set(clause.parties):
+            continue
+        if not any(not t[0].isdigit() for t in acts & clause.terms):
+            continue  # the same parties doing something else
+        if clause.agent == claim.agent:
+            return []
+        others.append(clause.agent)
+    return [_roles_swapped(claim.agent, others[0])] if others else []
+
+
+def _roles_swapped(claimed: str, stated: str) -> tuple[str, str, str]:
+    c_says, p_says = f"{claimed} acts", f"{stated} acts"
+    return (
+        c_says,
+        p_says,
+        f"roles swapped: in the claim the {c_says}, in the cited paragraph the {p_says}",
+    )
+
+
+_NEGATING_PREFIXES = ("un", "non", "in", "dis")
+_NEGATING_STARTS = frozenset(p[:2] for p in _NEGATING_PREFIXES)
 
 
 def _prefix_negations(clause: _Clause, other: _Clause) -> int:
     # "unpaid" against "paid", "non-refundable" against "refundable".
-    return sum(
-        1
-        for w in clause.words
-        for prefix in ("un", "non", "in", "dis")
-        if w.startswith(prefix) and w[len(prefix) :] in other.words and len(w) > len(prefix) + 2
-    )
+    return sum(1 for base in clause.unprefixed if base in other.words)
 
 
 def _phrase(word: str, negations: int) -> str:
@@ -611,23 +956,19 @@ def _negation_words(clause: _Clause) -> str:
     return " ".join(clause.negations) if clause.negations else "no negation"
 
 
-def _reversal_reason(claim_says: str, paragraph_says: str) -> str:
-    if claim_says.startswith("party is "):
-        claimed, stated = (
-            claim_says.removeprefix("party is "),
-            paragraph_says.removeprefix("party is "),
-        )
-        return f"wrong party: the claim names the {claimed}, the paragraph the {stated}"
-    if claim_says.endswith(" acts"):
+def _reversal_reason(claim_says: str, paragraph_says: str, group: str = "") -> str:
+    if group == "edge":
         return (
-            f"roles swapped: in the claim the {claim_says}, in the cited paragraph the "
-            f"{paragraph_says}"
+            f"bound changed: claim says '{claim_says}', paragraph says '{paragraph_says}' "
+            "(whether the number itself is included)"
         )
     return f"reversed: claim says '{claim_says}', paragraph says '{paragraph_says}'"
 
 
 def _missing_reason(quantity: Quantity, paragraph_numbers: tuple[Quantity, ...]) -> str:
-    alike = [p for p in paragraph_numbers if p.kind == quantity.kind] or list(paragraph_numbers)
+    # Percent and percentage points are shown together: the mix-up is the point of the reason.
+    kinds = {"percent", "points"} if quantity.kind in ("percent", "points") else {quantity.kind}
+    alike = [p for p in paragraph_numbers if p.kind in kinds] or list(paragraph_numbers)
     says = ", ".join(dict.fromkeys(str(p) for p in alike[:4]))
     tail = f" (it says {says})" if says else " (it states no number)"
     return f"number {quantity} not found in the cited paragraph{tail}"

@@ -15,7 +15,9 @@ from text_to_num import alpha2digit
 
 from evidence.text import normalise
 
-QuantityKind = Literal["plain", "percent", "currency", "date", "ordinal"]
+# "points": percentage points, the difference of two percentages (10% -> 12% is +2 points, not
+# +2%); a claim must not turn one into the other.
+QuantityKind = Literal["plain", "percent", "points", "currency", "date", "ordinal"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,8 @@ class Quantity:
         number = f"{value:,f}" if abs(value) >= 10000 else f"{value:f}"
         if self.kind == "percent":
             return f"{number}%"
+        if self.kind == "points":
+            return f"{number} percentage points"
         if self.kind == "currency":
             return f"{number} {self.unit}"
         if self.kind == "ordinal":
@@ -67,7 +71,8 @@ _MONTHS = {
     )
     for name in names
 }
-_MONTH = "(?P<mon>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+# A month is a whole word: "3 separate copies" and "5 decisions" are not dates.
+_MONTH = "(?P<mon>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\b\.?"
 # Japanese eras still used in contracts: year N of the era is base + N.
 _ERAS = {"令和": 2018, "平成": 1988, "昭和": 1925}
 
@@ -84,6 +89,9 @@ _DATE_PATTERNS = [
     ),
     re.compile(rf"\b{_MONTH}\s+(?P<y>\d{{4}})\b"),
 ]
+
+# What the numeric pattern needs, without its look-behind: a plain scan for it is quick.
+_NUMERIC_DATE_HINT = re.compile(r"\d{4}[-/.]\d")
 
 _KANJI_DIGITS = "〇一二三四五六七八九十百千万億兆"
 _CURRENCY_WORDS = {
@@ -150,6 +158,18 @@ _UNITS = {
     "歳": "age",
 }
 _PERCENT_WORDS = ("%", "percent", "per cent", "パーセント")
+_POINT_WORDS = (
+    "percentage point",
+    "percentage points",
+    "percentage-point",
+    "percentage-points",
+    "% point",
+    "% points",
+    "pp",
+    "p.p.",
+    "ポイント",
+    "%ポイント",
+)
 _SCALES = {
     "thousand": 1000,
     "million": 1_000_000,
@@ -167,6 +187,9 @@ def _alternation(words: Iterable[str]) -> str:
 
 
 _NUMBER = re.compile(
+    # What a match can start with, checked first: without it every position of a long text
+    # would try the whole pattern. It only says what the pattern already implies.
+    rf"(?=[第$¥€£uje\d{_KANJI_DIGITS}]|\s+[\d{_KANJI_DIGITS}])"
     rf"(?P<ord>第\s*)?"
     rf"(?P<pre>us\$|\$|¥|€|£|usd|jpy|eur)?\s*"
     rf"(?<![\d.,])(?P<num>\d[\d,]*(?:\.\d+)?(?:[{_KANJI_DIGITS}][\d.,{_KANJI_DIGITS}]*)?"
@@ -174,17 +197,24 @@ _NUMBER = re.compile(
     rf"(?:\s*(?P<scale>{_alternation(_SCALES)})\b)?"
     rf"(?P<suffix>(?:st|nd|rd|th)(?![a-z]))?"
     rf"(?:\s*(?P<割>割)(?:(?P<分>\d|[一二三四五六七八九])分)?(?:(?P<厘>\d|[一二三四五六七八九])厘)?"
+    # Points before percent: "2% points" is a difference of points, not 2%.
+    rf"|\s*(?P<pts>{_alternation(_POINT_WORDS)})"
     rf"|\s*(?P<pct>{_alternation(_PERCENT_WORDS)})"
     rf"|\s*(?P<cur>{_alternation(w for w in _CURRENCY_WORDS if w not in '$¥€£')})"
     rf"|\s*(?P<unit>{_alternation(_UNITS)})"
     rf"|\s*(?P<counter>条|項|号|章|節|社|台|個|枚|部門|以上|以下|未満|超|まで|を超))?"
 )
 _DIGITS_AND_SCALE = re.compile(rf"(\d[\d,]*(?:\.\d+)?)\s*({_alternation(_SCALES)})\b")
-_NUMBER_WORDS = re.compile(
-    r"\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|"
-    r"fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|"
-    r"seventy|eighty|ninety|hundred|thousand|million|billion|third|fourth|fifth|tenth)\b"
-)
+_NUMBER_WORD_LIST = """
+    zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen
+    fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty
+    ninety hundred thousand million billion third fourth fifth tenth
+"""
+_NUMBER_WORDS = frozenset(_NUMBER_WORD_LIST.split())
+# Whole words of a-z only (as `\bword\b` would find them): a set lookup per word is cheaper
+# than one alternation tried at every position.
+_PLAIN_WORD = re.compile(r"\b[a-z]+\b")
+_NUMERAL = re.compile(rf"[\d{_KANJI_DIGITS}]")
 # Words that hold a kanji numeral but are not numbers: 十分 (enough), 一部 (part), 万一 (just
 # in case), 数百 (several hundred: no definite value).
 _NOT_NUMBERS = (
@@ -210,13 +240,22 @@ def extract_numbers(text: str) -> list[Quantity]:
 
 @lru_cache(maxsize=32768)
 def _extract(text: str) -> tuple[Quantity, ...]:
-    folded = _DIGITS_AND_SCALE.sub(_expand_scale, normalise(text))
-    if _NUMBER_WORDS.search(folded):
+    folded = normalise(text)
+    has_numeral = _NUMERAL.search(folded) is not None
+    # Every scale word but "thousand" ends in "illion": a substring test skips the pass.
+    if has_numeral and ("illion" in folded or "thousand" in folded):
+        folded = _DIGITS_AND_SCALE.sub(_expand_scale, folded)
+    words = frozenset(_PLAIN_WORD.findall(folded))
+    if not _NUMBER_WORDS.isdisjoint(words):
         # text2num turns "one hundred and five" / "three million" into digits; lone "one"
         # and "first" / "second" are left alone (too often not numbers at all).
         folded = alpha2digit(folded, "en")
+        has_numeral = _NUMERAL.search(folded) is not None
+        words = frozenset(_PLAIN_WORD.findall(folded))
+    if not has_numeral:
+        return ()
     found: list[Quantity] = []
-    folded = _take_dates(folded, found)
+    folded = _take_dates(folded, found, words)
     for match in _NUMBER.finditer(folded):
         quantity = _quantity(match, folded)
         if quantity is not None:
@@ -229,10 +268,8 @@ def _expand_scale(match: re.Match[str]) -> str:
     return f"{value.normalize():f}"
 
 
-def _take_dates(text: str, found: list[Quantity]) -> str:
-    if not any(c.isdigit() for c in text):
-        return text
-    for pattern in _DATE_PATTERNS:
+def _take_dates(text: str, found: list[Quantity], words: frozenset[str]) -> str:
+    for pattern in _date_patterns_that_may_match(text, words):
         matches = list(pattern.finditer(text))
         for match in matches:
             parts = match.groupdict()
@@ -253,6 +290,28 @@ def _take_dates(text: str, found: list[Quantity]) -> str:
     return text
 
 
+def _date_patterns_that_may_match(text: str, words: frozenset[str]) -> list[re.Pattern[str]]:
+    """The date patterns, in order, less those whose tell-tale the text lacks (most texts hold
+    no date, and six full scans of a paragraph cost more than the rest of the extraction)."""
+    numeric, japanese_year, japanese_day, english_day, english_month, english_year = _DATE_PATTERNS
+    patterns = []
+    if _NUMERIC_DATE_HINT.search(text):
+        patterns.append(numeric)
+    if "月" in text:
+        patterns += [japanese_year, japanese_day]
+    if any(_month_by_a_number(month).search(text) for month in words & _MONTHS.keys()):
+        patterns += [english_day, english_month, english_year]
+    return patterns
+
+
+@lru_cache(maxsize=64)
+def _month_by_a_number(month: str) -> re.Pattern[str]:
+    # What the English patterns need around a month: a number after it ("april 1", "may
+    # 2024") or before it ("1st of april"). "may" is mostly the verb, and this spares it the
+    # three full scans.
+    return re.compile(rf"\b{month}\b\.?\s+\d|\d(?:st|nd|rd|th)?\s+(?:of\s+)?{month}\b")
+
+
 def _quantity(match: re.Match[str], text: str) -> Quantity | None:
     surface = match.group()
     raw = match.group("num")
@@ -270,6 +329,8 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
             (Decimal(_digit(t)) / 10**i for i, t in enumerate(tenths) if t), Decimal(0)
         )
         return Quantity(value, "percent", None, surface)
+    if match.group("pts"):
+        return Quantity(value, "points", None, surface)
     if match.group("pct"):
         return Quantity(value, "percent", None, surface)
     currency = match.group("pre") or match.group("cur")
@@ -294,7 +355,7 @@ def _is_not_a_number(raw: str, match: re.Match[str], text: str) -> bool:
         return True
     # A lone kanji numeral (一, 二) is part of a word unless a counter, unit or currency
     # follows it (一人, 三日, 五割) or 第 precedes it.
-    has_context = any(match.group(g) for g in ("割", "pct", "cur", "unit", "counter", "ord"))
+    has_context = any(match.group(g) for g in ("割", "pts", "pct", "cur", "unit", "counter", "ord"))
     return len(raw) == 1 and not has_context
 
 

@@ -66,16 +66,23 @@ class Morpheme(NamedTuple):
 
 
 class Term(NamedTuple):
-    """A retrieval term and whether the word it came from is a stop-word."""
+    """A retrieval term, whether the word it came from is a stop-word, and that word."""
 
     term: str
     stop: bool
+    # The word as written (NFKC, lower-case): what a reviewer should read, not the stem.
+    surface: str
 
 
 class _PerThread(threading.local):
     # Neither Sudachi tokenizers nor Snowball stemmers are thread-safe: one of each per thread.
     sudachi: Tokenizer | None = None
     stemmer: Stemmer.Stemmer | None = None
+    # Sudachi POS id -> (head, detail): part_of_speech() builds a 6-tuple per morpheme.
+    pos: dict[int, tuple[str, str]]
+
+    def __init__(self) -> None:
+        self.pos = {}
 
 
 _local = _PerThread()
@@ -114,10 +121,17 @@ def has_japanese(text: str) -> bool:
 @lru_cache(maxsize=16384)
 def japanese_morphemes(text: str) -> tuple[Morpheme, ...]:
     """Sudachi morphemes (mode B) of already-normalised text, punctuation included."""
-    return tuple(
-        Morpheme(m.surface(), m.normalized_form(), *m.part_of_speech()[:2])
-        for m in _sudachi().tokenize(text)
-    )
+    tokens = _sudachi().tokenize(text)
+    pos_names = _local.pos
+    out = []
+    for m in tokens:
+        pos_id = m.part_of_speech_id()
+        pos = pos_names.get(pos_id)
+        if pos is None:
+            head, detail = m.part_of_speech()[:2]
+            pos = pos_names[pos_id] = (head, detail)
+        out.append(Morpheme(m.surface(), m.normalized_form(), *pos))
+    return tuple(out)
 
 
 # Irregular forms Snowball cannot fold, common in policy and contract text (paid -> pay).
@@ -147,29 +161,57 @@ _IRREGULAR = {
 }
 
 
+# Word -> its Term. Stemming and building a Term per word dominated tokenising new text;
+# the vocabulary of policy text is small, so the map stays small. Numbers are not kept
+# (unbounded), and the map is emptied if an odd corpus ever grows it past the cap.
+_EN_TERMS: dict[str, Term] = {}
+_EN_TERMS_MAX = 200_000
+
+
 def _english_terms(text: str) -> list[Term]:
-    words = [_IRREGULAR.get(w, w) for w in _EN_TOKEN.findall(_THOUSANDS.sub("", text))]
-    stems = _stemmer().stemWords(words)
-    return [
-        Term(stem if not word[0].isdigit() else word, word in ENGLISH_STOP_WORDS)
-        for word, stem in zip(words, stems, strict=True)
-    ]
+    if "," in text:
+        text = _THOUSANDS.sub("", text)
+    known = _EN_TERMS
+    out = []
+    for word in _EN_TOKEN.findall(text):
+        term = known.get(word)
+        if term is None:
+            term = _english_term(word)
+        out.append(term)
+    return out
 
 
-def _japanese_terms(span: str) -> list[Term]:
+def _english_term(word: str) -> Term:
+    if word[0].isdigit():
+        return Term(word, False, word)
+    base = _IRREGULAR.get(word, word)
+    term = Term(_stemmer().stemWord(base), base in ENGLISH_STOP_WORDS, word)
+    if len(_EN_TERMS) >= _EN_TERMS_MAX:
+        _EN_TERMS.clear()
+    _EN_TERMS[word] = term
+    return term
+
+
+@lru_cache(maxsize=16384)
+def _japanese_terms(span: str) -> tuple[Term, ...]:
     terms = []
     for m in japanese_morphemes(span):
         if m.pos not in _JA_CONTENT_POS:
             continue
         # 数詞: Sudachi already folds 三千 -> 3000 and 1億2000万 -> 120000000.
-        term = _THOUSANDS.sub("", m.normalized).lower()
-        terms.append(Term(term, term in JAPANESE_STOP_WORDS or m.pos == "副詞"))
-    return terms
+        term = m.normalized.lower()
+        if "," in term:
+            term = _THOUSANDS.sub("", term)
+        terms.append(Term(term, term in JAPANESE_STOP_WORDS or m.pos == "副詞", m.surface))
+    return tuple(terms)
 
 
 @lru_cache(maxsize=32768)
 def _terms(text: str) -> tuple[Term, ...]:
     folded = normalise(text)
+    if folded.isascii():
+        # No kana or kanji: skip the span search (most English text).
+        return tuple(_english_terms(folded))
     out: list[Term] = []
     start = 0
     for span in _JA_SPAN.finditer(folded):
@@ -178,6 +220,32 @@ def _terms(text: str) -> tuple[Term, ...]:
         start = span.end()
     out.extend(_english_terms(folded[start:]))
     return tuple(out)
+
+
+def english_stem(word: str) -> str:
+    """The term `tokenize` gives one lower-case English word ("sellers" -> "seller")."""
+    term = _EN_TERMS.get(word)
+    return (term or _english_term(word)).term
+
+
+def span_morphemes(text: str) -> tuple[Morpheme, ...]:
+    """Sudachi morphemes of the Japanese spans of `text`, in order: the same reading `tokenize`
+    makes (and caches), so a text goes through Sudachi once however many passes look at it."""
+    folded = normalise(text)
+    if folded.isascii():
+        return ()
+    out: list[Morpheme] = []
+    for span in _JA_SPAN.finditer(folded):
+        out.extend(japanese_morphemes(span.group()))
+    return tuple(out)
+
+
+def term_surfaces(text: str) -> dict[str, str]:
+    """Each term of the text -> the first word it came from (required -> "required")."""
+    surfaces: dict[str, str] = {}
+    for t in _terms(text):
+        surfaces.setdefault(t.term, t.surface)
+    return surfaces
 
 
 def tokenize(text: str) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -59,6 +60,11 @@ def _first_validation_error(detail: Any, path: str = "") -> tuple[str | None, st
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, ApplicationError):
         return Response(error_body(exc.code, exc.message, exc.field), status=exc.status_code)
+    if isinstance(exc, RequestDataTooBig):
+        return Response(
+            error_body("too_large", "the request body is larger than this server accepts"),
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
@@ -76,5 +82,5 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         detail = exc.detail
         message = str(detail if not isinstance(detail, dict | list) else exc.default_detail)
         code = getattr(detail, "code", None) or exc.default_code
-        response.data = error_body(str(code), message)
+        response.data = error_body(str(code), message, getattr(exc, "field", None))
     return response

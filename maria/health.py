@@ -42,7 +42,7 @@ def _channel_layer() -> dict[str, Any]:
 
 def _broker() -> dict[str, Any]:
     url = settings.CELERY_BROKER_URL
-    if not url:
+    if url.startswith("memory://"):
         return {"ok": True, "mode": "eager (no broker configured)"}
     with celery_app.connection_for_write(url) as conn:
         conn.ensure_connection(max_retries=1, timeout=2)

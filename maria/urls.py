@@ -2,10 +2,12 @@ from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from maria import health, views
+from maria import health, metrics, views
 
 api_v1: list[URLPattern | URLResolver] = [
     path("", include("coordinates.urls")),
+    path("", include("evidence.urls")),
+    path("", include("decisions.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
 ]
@@ -13,6 +15,7 @@ api_v1: list[URLPattern | URLResolver] = [
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", health.healthz, name="healthz"),
+    path("metrics", metrics.metrics, name="metrics"),
     path("api/v1/", include(api_v1)),
     path("accounts/", include("django.contrib.auth.urls")),
     path("i18n/", include("django.conf.urls.i18n")),

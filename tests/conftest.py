@@ -109,3 +109,18 @@ def agent_client(org: dict[str, Any]) -> Callable[[str], Any]:
         return client
 
     return make
+
+
+@pytest.fixture
+def ingest(org: dict[str, Any], django_capture_on_commit_callbacks: Any) -> Callable[..., Any]:
+    """Ingest through the real service, running the after-commit embedding task."""
+    from coordinates.coordinate import parse
+    from coordinates.selectors import zone_get
+    from evidence.services import document_ingest
+
+    def run(text: str, *, zone: str = "G1.U1.P1.Z1", kind: str = "policy", **options: Any) -> Any:
+        options.setdefault("status", "approved")
+        with django_capture_on_commit_callbacks(execute=True):
+            return document_ingest(zone=zone_get(parse(zone)), raw=text, kind=kind, **options)
+
+    return run

@@ -20,8 +20,17 @@ KEIHI = CORPUS["paragraphs"]["ja_keihi"]
 
 
 def cases(*labels: str) -> list[Any]:
+    # A known gap carries an xfail_reason: pytest reports it as xfail (strict, so a fix shows
+    # up as XPASS and the entry must be updated) instead of it passing or failing silently.
     return [
-        pytest.param(c["claim"], CORPUS["paragraphs"][c["p"]], id=c["claim"][:40])
+        pytest.param(
+            c["claim"],
+            CORPUS["paragraphs"][c["p"]],
+            id=c["claim"][:40],
+            marks=[pytest.mark.xfail(strict=True, reason=c["xfail_reason"])]
+            if "xfail_reason" in c
+            else [],
+        )
         for c in CORPUS["claims"]
         if c["label"] in labels
     ]
@@ -77,6 +86,34 @@ def test_rejection_precision_and_recall_over_the_corpus() -> None:
     )
     assert precision >= 0.9
     assert recall >= 0.9
+
+
+def test_rejection_precision_and_recall_with_known_gaps_listed() -> None:
+    # given the whole corpus, known gaps included
+    tp = fp = fn = 0
+    gaps = []
+    for case in CORPUS["claims"]:
+        rejected = not check_claim(case["claim"], CORPUS["paragraphs"][case["p"]]).supported
+        should = case["label"] in REJECT
+        tp += rejected and should
+        fp += rejected and not should
+        fn += should and not rejected
+        if "xfail_reason" in case:
+            gaps.append(f"  [{case['label']}] {case['claim']}: {case['xfail_reason']}")
+    # then the figures hold the project's floor, and every known gap is printed, not hidden
+    precision, recall = tp / (tp + fp), tp / (tp + fn)
+    print(
+        f"\ngrounding corpus: {len(CORPUS['claims'])} claims, rejection precision "
+        f"{precision:.3f}, recall {recall:.3f}; {len(gaps)} known gaps:\n" + "\n".join(gaps)
+    )
+    assert precision >= 0.95
+    assert recall >= 0.95
+
+
+def test_the_corpus_covers_what_a_compliance_team_asks_about() -> None:
+    claims = " ".join(c["claim"] for c in CORPUS["claims"])
+    for phrase in ("percentage points", "ポイント", "at most", "未満", "dollars", "only if"):
+        assert phrase in claims
 
 
 def test_a_number_mismatch_names_both_numbers() -> None:
@@ -206,3 +243,127 @@ def test_any_changed_amount_is_rejected(stated: int, claimed: int) -> None:
     paragraph = f"The Buyer shall pay the Seller {stated:,} yen on delivery."
     result = check_claim(f"The Buyer pays the Seller {claimed:,} yen on delivery.", paragraph)
     assert result.supported == (stated == claimed)
+
+
+def test_reasons_quote_the_claims_words_not_their_stems() -> None:
+    result = check_claim(
+        "Written approval is required for all hotel bookings.",
+        "Hotel bookings go through the travel agency.",
+    )
+    assert result.reasons[-1].endswith("(missing: written, approval, required)")
+
+
+def test_japanese_reasons_quote_the_words_as_written() -> None:
+    result = check_claim("海外出張には日当が支給される。", KEIHI)
+    assert result.reasons[-1].endswith("(missing: 海外, 日当, 支給)")
+
+
+@pytest.mark.parametrize(
+    ("percent", "points", "paragraph"),
+    [
+        (
+            "The fee rose by 2%.",
+            "The fee rose by 2 percentage points.",
+            "The fee rose from 10% to 12%, up 2 percentage points.",
+        ),
+        (
+            "割引率は2%引き上げる。",
+            "割引率は2ポイント引き上げる。",
+            "割引率は10%から12%へ2ポイント引き上げる。",
+        ),
+    ],
+)
+def test_percent_is_not_percentage_points(percent: str, points: str, paragraph: str) -> None:
+    # given a paragraph that moves a rate by points, when a claim says percent
+    result = check_claim(percent, paragraph)
+    # then the number is not found, and the reason shows the points beside the percentages
+    assert not result.numbers_ok
+    assert "2 percentage points" in result.reasons[0]
+    assert check_claim(points, paragraph).supported
+
+
+@pytest.mark.parametrize(
+    ("claim", "paragraph"),
+    [
+        ("Orders of at least 50 licences qualify.", "Orders of more than 50 licences qualify."),
+        ("Orders of 50 or more licences qualify.", "Orders above 50 licences qualify."),
+        ("100万円超の取引は承認を要する。", "100万円以上の取引は承認を要する。"),
+        ("残業は月45時間未満とする。", "残業は月45時間以下とする。"),
+    ],
+)
+def test_an_inclusive_bound_is_not_a_strict_one(claim: str, paragraph: str) -> None:
+    result = check_claim(claim, paragraph)
+    assert result.reversal
+    assert result.reasons[0].startswith("bound changed:")
+
+
+def test_each_bound_belongs_to_its_own_number() -> None:
+    paragraph = CORPUS["paragraphs"]["leave"]
+    kept = "Leave of more than 5 consecutive days must be requested at least two weeks ahead."
+    turned = "Leave of more than 5 consecutive days must be requested at most two weeks ahead."
+    assert check_claim(kept, paragraph).supported
+    assert check_claim(turned, paragraph).reversal_words == [("at most", "at least")]
+
+
+def test_a_restriction_the_paragraph_does_not_state_is_rejected() -> None:
+    paragraph = CORPUS["paragraphs"]["travel"]
+    added = check_claim("Receipts are only required for items over 5,000 yen abroad.", paragraph)
+    assert not added.supported
+    assert "adds a condition the cited paragraph does not state" in added.reasons[-1]
+    assert added.reasons[-1].endswith("(missing: abroad)")
+
+
+def test_a_condition_the_paragraph_states_itself_is_judged_by_coverage() -> None:
+    paragraph = "Refunds are issued only if the customer cancels within 14 days."
+    claim = "Refunds are only issued if the customer cancels in 14 days."
+    assert check_claim(claim, paragraph).supported
+
+
+def test_a_paraphrased_condition_is_kept() -> None:
+    claim = "Receipts are required if an item costs over 5,000 yen."
+    assert check_claim(claim, CORPUS["paragraphs"]["travel"]).supported
+
+
+def test_an_added_japanese_condition_is_rejected() -> None:
+    claim = "部長の承認を得た場合、在宅勤務は週3日まで認める。"
+    result = check_claim(claim, CORPUS["paragraphs"]["ja_jinji"])
+    assert not result.supported
+    assert any(r.startswith("adds a condition") for r in result.reasons)
+
+
+def test_roles_are_checked_across_the_paragraph_when_the_matching_clause_names_none() -> None:
+    # "Late payments incur interest" names no party; the paragraph's buyer pays the seller.
+    claim = "The seller pays the buyer interest of 3% per year on late payments."
+    result = check_claim(claim, PURCHASE)
+    assert not result.supported
+    assert result.reversal_words == [("seller acts", "buyer acts")]
+    kept = check_claim("The buyer pays interest of 3% per year on late payments.", PURCHASE)
+    assert kept.supported
+
+
+def test_a_period_counted_after_an_event_is_a_deadline_not_a_reversal() -> None:
+    paragraph = "The buyer pays within 60 days of delivery."
+    assert check_claim("The buyer pays 60 days after delivery at the latest.", paragraph).supported
+    assert check_claim("The buyer pays after 60 days.", paragraph).reversal
+
+
+def test_a_party_after_a_preposition_is_not_the_subject() -> None:
+    paragraph = "At the board meeting, the directors approved the new office."
+    assert check_claim("The directors approved the new office.", paragraph).supported
+    assert check_claim("The board approved the new office.", paragraph).supported
+    assert not check_claim("The CFO approved the new office.", paragraph).supported
+
+
+def test_a_verb_is_not_taken_for_a_party_noun() -> None:
+    # "approved" and "requested" stem like "approver" and "requester"
+    paragraph = "The manager approves each request."
+    assert check_claim("Each request is approved by the manager.", paragraph).supported
+    assert not check_claim("Each request is approved by the applicant.", paragraph).supported
+
+
+def test_by_after_a_subject_names_the_agent_only_in_the_passive() -> None:
+    paragraph = "The seller ships the goods within 30 days of payment by the buyer."
+    assert check_claim("The seller ships the goods within 30 days.", paragraph).supported
+    assert not check_claim("The buyer ships the goods within 30 days.", paragraph).supported
+    passive = "The goods are shipped by the seller within 30 days."
+    assert check_claim(passive, paragraph).supported

@@ -6,7 +6,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evidence.numbers import Quantity, extract_numbers, numbers_match, same_quantity
+from evidence.numbers import (
+    _DATE_PATTERNS,
+    _PLAIN_WORD,
+    Quantity,
+    _date_patterns_that_may_match,
+    extract_numbers,
+    numbers_match,
+    same_quantity,
+)
 
 
 def only(text: str) -> Quantity:
@@ -137,3 +145,64 @@ def test_oku_man_form_round_trips(oku: int, man: int) -> None:
 def test_wari_round_trips_to_percent(wari: int, bu: int) -> None:
     text = f"{wari}割{bu}分" if bu else f"{wari}割"
     assert only(text) == Quantity(Decimal(wari * 10 + bu), "percent", None, text)
+
+
+@pytest.mark.parametrize(
+    "text", ["2 percentage points", "2% points", "2pp", "2ポイント", "2%ポイント"]
+)
+def test_percentage_points_are_their_own_kind(text: str) -> None:
+    assert only(text).kind == "points"
+    assert not same(text, "2%")
+    assert same(text, "2")
+
+
+@pytest.mark.parametrize("text", ["3 separate copies", "5 decisions", "2 marketing plans"])
+def test_a_month_name_must_be_a_whole_word(text: str) -> None:
+    assert only(text).kind == "plain"
+
+
+@pytest.mark.parametrize(
+    ("text", "kinds"),
+    [
+        ("no numbers at all", []),
+        ("three million dollars", ["currency"]),
+        ("Leave may be taken on 3 May 2024.", ["date"]),
+        ("On 2024.4.1 the rate was 3.5%.", ["date", "percent"]),
+        ("翌月末日までに5万円を支払う。", ["currency"]),
+    ],
+)
+def test_quick_checks_skip_only_passes_that_cannot_match(text: str, kinds: list[str]) -> None:
+    assert [q.kind for q in extract_numbers(text)] == kinds
+
+
+_DATE_PIECES = st.sampled_from(
+    [
+        "2024",
+        "-",
+        "/",
+        ".",
+        "4",
+        "12",
+        "月",
+        "日",
+        "年",
+        "令和",
+        "may",
+        "sept",
+        " ",
+        "1st",
+        "of",
+        "april",
+        "x",
+        "5,000",
+        "万",
+    ]
+)
+
+
+@given(st.lists(_DATE_PIECES, max_size=12))
+def test_the_date_prefilter_never_skips_a_pattern_that_matches(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    words = frozenset(_PLAIN_WORD.findall(text))
+    kept = _date_patterns_that_may_match(text, words)
+    assert all(p in kept for p in _DATE_PATTERNS if p.search(text))

@@ -1,10 +1,23 @@
 from __future__ import annotations
 
 import pytest
+import Stemmer
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evidence.text import content_terms, has_japanese, split_sentences, tokenize
+from evidence.text import (
+    _EN_TOKEN,
+    _IRREGULAR,
+    _THOUSANDS,
+    content_terms,
+    english_stem,
+    has_japanese,
+    japanese_morphemes,
+    span_morphemes,
+    split_sentences,
+    term_surfaces,
+    tokenize,
+)
 
 
 def test_english_terms_are_lower_cased_and_stemmed() -> None:
@@ -73,3 +86,40 @@ def test_has_japanese() -> None:
 def test_tokenize_is_insensitive_to_case_and_width(words: list[str]) -> None:
     text = " ".join(words)
     assert tokenize(text.upper()) == tokenize(text)
+
+
+def test_term_surfaces_map_each_stem_to_the_first_word_written() -> None:
+    assert term_surfaces("Approval REQUIRED; approvals required") == {
+        "approv": "approval",
+        "requir": "required",
+    }
+    assert term_surfaces("事前承認は不要です")["承認"] == "承認"
+
+
+def test_english_stem_is_the_term_tokenize_gives_one_word() -> None:
+    for word in ("sellers", "paid", "required", "don't", "1200"):
+        assert [english_stem(word)] == tokenize(word)
+
+
+def test_span_morphemes_are_sudachis_reading_of_each_japanese_span() -> None:
+    text = "Approval by 部長 is 必要ない, see 第5条。"
+    spans = ["部長", "必要ない", "第5条"]
+    expected = tuple(m for span in spans for m in japanese_morphemes(span))
+    assert span_morphemes(text) == expected
+    assert span_morphemes("no japanese here") == ()
+
+
+_WORDS = st.text(alphabet="abcdeilmnoprstuy'", min_size=1, max_size=12)
+
+
+@given(
+    st.lists(_WORDS | st.sampled_from(["paid", "sold", "met", "the", "1,200", "3.5"]), max_size=10)
+)
+def test_english_terms_equal_stemming_each_word_afresh(words: list[str]) -> None:
+    # Independent oracle: what the tokenizer did before it memoised words, Snowball on every
+    # word of the text (irregular forms folded first).
+    text = " ".join(words)
+    stemmer = Stemmer.Stemmer("english")
+    found = _EN_TOKEN.findall(_THOUSANDS.sub("", text))
+    expected = [w if w[0].isdigit() else stemmer.stemWord(_IRREGULAR.get(w, w)) for w in found]
+    assert tokenize(text) == expected

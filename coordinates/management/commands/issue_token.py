@@ -37,3 +37,6 @@ class Command(BaseCommand):
         owner = token.agent or token.user.get_username()
         self.stderr.write(f"token for {owner} (shown once; store it now):")
         self.stdout.write(key)
+        if token.webhook_secret:
+            self.stderr.write("webhook signing secret (HMAC-SHA256; shown once):")
+            self.stdout.write(token.webhook_secret)

@@ -18,10 +18,15 @@ from coordinates.services import (
     user_ensure,
     zone_add,
 )
+from evidence import demo as demo_documents
+from evidence.services import document_ingest
 
 
 class Command(BaseCommand):
-    help = "Load the demo organisation (idempotent) and print its logins and agent token."
+    help = (
+        "Load the demo organisation, its documents (idempotent) and print the logins and the "
+        "agent token."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -51,6 +56,16 @@ class Command(BaseCommand):
                     "label": "demo agent",
                 },
             )
+            for filename, zone, kind, title in demo_documents.DOCUMENTS:
+                document_ingest(
+                    zone=zone_get(parse(zone)),
+                    raw=(demo_documents.FOLDER / filename).read_bytes(),
+                    kind=kind,
+                    status="approved",
+                    title=title,
+                    key=f"demo/{filename}",
+                    filename=filename,
+                )
         self.stdout.write("Demo data ready.")
         self.stdout.write("Logins (username / password, role on scope):")
         for username, role, scope, password in demo.PEOPLE:

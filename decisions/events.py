@@ -1,0 +1,203 @@
+"""Everything that can happen, one function per kind of trail event.
+
+Each function names its event, picks the chain (the zone-tree node the event is about) and
+the payload, and calls `trail.append` inside the caller's transaction. Payloads stay small:
+anything big (an evidence bundle, a validation report) goes in as its content hash
+(`trail.content_hash`), never as content. To add a kind: add it to `Kind`, then a function
+like the ones below.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from decisions import trail
+from decisions.models import DecisionEvent
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+    from coordinates.models import RoleAssignment, Zone, ZonePolicyVersion
+    from decisions.models import Decision
+    from evidence.models import ValidationReport
+
+
+class Kind(StrEnum):
+    POLICY_CHANGED = "policy.changed"
+    ZONE_CREATED = "zone.created"
+    ROLE_GRANTED = "role.granted"
+    DECISION_PROPOSED = "decision.proposed"
+    DECISION_VALIDATED = "decision.validated"
+    DECISION_QUEUED = "decision.queued"
+    DECISION_CLAIMED = "decision.claimed"
+    DECISION_RELEASED = "decision.released"
+    DECISION_APPROVAL_RECORDED = "decision.approval_recorded"
+    DECISION_APPROVED = "decision.approved"
+    DECISION_OVERRIDDEN = "decision.overridden"
+    DECISION_EXECUTED = "decision.executed"
+    DECISION_COMPLETED = "decision.completed"
+    DECISION_FAILED = "decision.failed"
+    DECISION_ESCALATED = "decision.escalated"
+
+
+def policy_changed(
+    version: ZonePolicyVersion,
+    *,
+    actor: AbstractBaseUser | None,
+    previous: ZonePolicyVersion | None = None,
+) -> DecisionEvent:
+    """A zone's own thresholds became a new version (the reason is the editor's)."""
+    zone = version.zone
+    return trail.append(
+        kind=Kind.POLICY_CHANGED,
+        chain=trail.chain_for(zone.coordinate),
+        actor=actor,
+        reason=version.reason,
+        payload={
+            "zone": zone.coordinate,
+            "version": version.version,
+            # Small and what an auditor wants to read: the thresholds themselves.
+            "overrides": dict(version.overrides),
+            "previous_version": previous.version if previous is not None else None,
+        },
+    )
+
+
+def zone_created(zone: Zone, *, actor: AbstractBaseUser | None = None) -> DecisionEvent:
+    """A node joined the zone tree (galaxy, universe, planet or zone)."""
+    return trail.append(
+        kind=Kind.ZONE_CREATED,
+        chain=trail.chain_for(zone.coordinate),
+        actor=actor,
+        payload={
+            "zone": zone.coordinate,
+            "level": zone.level,
+            "name": zone.name,
+            "parent": zone.parent.coordinate if zone.parent is not None else None,
+        },
+    )
+
+
+def role_granted(
+    assignment: RoleAssignment, *, actor: AbstractBaseUser | None = None
+) -> DecisionEvent:
+    """Someone may now act as reviewer, zone admin or auditor on a scope and beneath it."""
+    return trail.append(
+        kind=Kind.ROLE_GRANTED,
+        chain=trail.chain_for(assignment.scope),
+        actor=actor,
+        payload={
+            "user": assignment.user.get_username(),
+            "role": assignment.role,
+            "scope": assignment.scope,
+        },
+    )
+
+
+# --- decisions: every transition, the bundle and the report ----------------------------------
+
+
+def _decision(
+    decision: Decision,
+    kind: Kind,
+    *,
+    actor: AbstractBaseUser | None = None,
+    reason: str = "",
+    **payload: object,
+) -> DecisionEvent:
+    return trail.append(
+        kind=kind,
+        chain=trail.chain_for(decision.zone),
+        actor=actor,
+        reason=reason,
+        decision_id=decision.pk,
+        payload={"state": decision.state, **payload},
+    )
+
+
+def decision_proposed(decision: Decision, *, actor: AbstractBaseUser) -> DecisionEvent:
+    """An agent submitted an answer; its bundle is sealed by its content hash."""
+    return _decision(
+        decision,
+        Kind.DECISION_PROPOSED,
+        actor=actor,
+        agent=decision.agent,
+        bundle=decision.bundle.content_hash,
+        request=decision.request_hash,
+    )
+
+
+def decision_validated(decision: Decision, report: ValidationReport) -> DecisionEvent:
+    """The engine judged the bundle: the report's hash, the scores and the policy used."""
+    return _decision(
+        decision,
+        Kind.DECISION_VALIDATED,
+        report=report.content_hash,
+        gate=report.gate,
+        mode=report.mode,
+        sufficiency=report.sufficiency,
+        completeness=report.completeness,
+        cohesion=report.cohesion,
+        policy=report.policy_label,
+    )
+
+
+def decision_queued(decision: Decision) -> DecisionEvent:
+    """A person must decide: the zone's reviewers have until the due date."""
+    due = decision.due_at.isoformat() if decision.due_at else None
+    return _decision(decision, Kind.DECISION_QUEUED, due_at=due)
+
+
+def decision_claimed(decision: Decision, *, actor: AbstractBaseUser) -> DecisionEvent:
+    until = decision.claimed_until.isoformat() if decision.claimed_until else None
+    return _decision(decision, Kind.DECISION_CLAIMED, actor=actor, until=until)
+
+
+def decision_released(decision: Decision, *, actor: AbstractBaseUser) -> DecisionEvent:
+    return _decision(decision, Kind.DECISION_RELEASED, actor=actor)
+
+
+def decision_approval_recorded(
+    decision: Decision, *, actor: AbstractBaseUser, given: int, needed: int
+) -> DecisionEvent:
+    """One of several required approvals (four eyes): not yet approved."""
+    return _decision(
+        decision, Kind.DECISION_APPROVAL_RECORDED, actor=actor, given=given, needed=needed
+    )
+
+
+def decision_approved(
+    decision: Decision, *, actor: AbstractBaseUser | None, reason: str = ""
+) -> DecisionEvent:
+    """Approved by a reviewer, or by the system when the gate let it through."""
+    return _decision(decision, Kind.DECISION_APPROVED, actor=actor, reason=reason)
+
+
+def decision_overridden(
+    decision: Decision, *, actor: AbstractBaseUser, reason: str
+) -> DecisionEvent:
+    """A blocked answer released anyway, by someone holding override_blocked."""
+    return _decision(decision, Kind.DECISION_OVERRIDDEN, actor=actor, reason=reason)
+
+
+def decision_executed(decision: Decision) -> DecisionEvent:
+    """The answer was released to its agent."""
+    return _decision(decision, Kind.DECISION_EXECUTED)
+
+
+def decision_completed(decision: Decision, *, how: str) -> DecisionEvent:
+    return _decision(decision, Kind.DECISION_COMPLETED, delivery=how)
+
+
+def decision_failed(
+    decision: Decision, *, actor: AbstractBaseUser | None, reason: str
+) -> DecisionEvent:
+    """Blocked, rejected, or undeliverable: the reason says which."""
+    return _decision(decision, Kind.DECISION_FAILED, actor=actor, reason=reason, gate=decision.gate)
+
+
+def decision_escalated(decision: Decision, *, to: str) -> DecisionEvent:
+    """Past its review SLA: handed up to the parent level's authority."""
+    due = decision.due_at.isoformat() if decision.due_at else None
+    return _decision(decision, Kind.DECISION_ESCALATED, to=to, due_at=due)

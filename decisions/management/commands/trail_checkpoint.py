@@ -1,0 +1,34 @@
+"""`manage.py trail_checkpoint`: verify the trail and seal it as a new checkpoint."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from decisions import trail
+
+
+class Command(BaseCommand):
+    help = (
+        "Verify the whole trail, then record every chain's head and the digest of all its "
+        "event hashes as a new checkpoint. Refuses when the trail does not verify."
+    )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            checkpoint = trail.checkpoint_create()
+        except trail.TrailBroken as error:
+            for line in error.report.lines():
+                self.stderr.write(line)
+            raise CommandError(f"not sealed: {error.report.summary()}") from error
+        except trail.TrailError as error:
+            raise CommandError(str(error)) from error
+        self.stdout.write(
+            f"checkpoint {checkpoint.seq}: {checkpoint.chains} chains, {checkpoint.events} "
+            f"events, hash {checkpoint.hash}"
+        )
+        # The checkpoint only protects against someone who cannot also rewrite this table.
+        self.stdout.write(
+            "Keep this hash outside the database; `verify_trail --checkpoint HASH` checks it."
+        )

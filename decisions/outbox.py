@@ -1,0 +1,85 @@
+"""Sending the outbox: websocket pushes at once after commit, webhooks through Celery.
+
+A row is claimed with a compare-and-set (`UPDATE ... WHERE sent_at IS NULL AND the lease is
+free`), so two senders never both send it; a sender that dies leaves the row to the sweep.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from coordinates.coordinate import Coordinate
+from decisions.models import Outbox
+from gates.push import queue_publish
+
+log = logging.getLogger(__name__)
+
+LEASE = timedelta(seconds=60)  # a claim older than this is taken to be a dead sender's
+
+
+def outbox_send_after_commit(row: Outbox) -> None:
+    row_id = row.pk
+    transaction.on_commit(lambda: outbox_dispatch(row_id))
+
+
+def outbox_dispatch(row_id: int) -> None:
+    kind = Outbox.objects.filter(pk=row_id).values_list("kind", flat=True).first()
+    if kind == Outbox.Kind.PUSH:
+        outbox_push(row_id)
+    elif kind == Outbox.Kind.WEBHOOK:
+        from decisions.tasks import deliver_webhook
+
+        deliver_webhook.delay(row_id)
+
+
+def outbox_claim(row_id: int) -> Outbox | None:
+    now = timezone.now()
+    claimed = (
+        Outbox.objects.filter(pk=row_id, sent_at__isnull=True)
+        .filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=now - LEASE))
+        .update(claimed_at=now, attempts=F("attempts") + 1)
+    )
+    return Outbox.objects.get(pk=row_id) if claimed else None
+
+
+def outbox_done(row: Outbox) -> None:
+    Outbox.objects.filter(pk=row.pk).update(sent_at=timezone.now(), last_error="")
+
+
+def outbox_retry_later(row: Outbox, error: str, delay: timedelta) -> None:
+    Outbox.objects.filter(pk=row.pk).update(
+        claimed_at=None, last_error=error[:2000], next_attempt_at=timezone.now() + delay
+    )
+
+
+def outbox_push(row_id: int) -> bool:
+    row = outbox_claim(row_id)
+    if row is None:
+        return False
+    payload = dict(row.payload)
+    zone = Coordinate.parse(payload.pop("zone"))
+    try:
+        queue_publish(zone, payload)
+    except Exception as error:  # the layer is down: keep the row for the sweep
+        log.warning("push failed", extra={"outbox_id": row_id, "error": str(error)})
+        outbox_retry_later(row, str(error), timedelta(seconds=5))
+        return False
+    outbox_done(row)
+    return True
+
+
+def outbox_sweep(older_than: timedelta = timedelta(seconds=30)) -> int:
+    """Re-dispatch rows that were never sent (their process died after commit)."""
+    now = timezone.now()
+    stale = Outbox.objects.filter(sent_at__isnull=True, created_at__lt=now - older_than).filter(
+        Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now)
+    )
+    ids = list(stale.values_list("pk", flat=True)[:1000])
+    for row_id in ids:
+        outbox_dispatch(row_id)
+    return len(ids)

@@ -1,0 +1,89 @@
+"""How a decision reads over the API and in the pages: a row for lists, the detail view."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from decisions.models import Decision, DecisionEvent
+
+
+def decision_row(decision: Decision) -> dict[str, Any]:
+    return {
+        "id": decision.pk,
+        "state": decision.state,
+        "gate": decision.gate or None,
+        "mode": decision.mode or None,
+        "zone": decision.zone,
+        "agent": decision.agent,
+        "question": decision.question,
+        "sufficiency": decision.sufficiency,
+        "policy_version": decision.policy_label or None,
+        "due_at": decision.due_at.isoformat() if decision.due_at else None,
+        "escalated_to": decision.escalated_to or None,
+        "claimed_by": decision.claimed_by.get_username() if decision.claimed_by else None,
+        "claimed_until": decision.claimed_until.isoformat() if decision.claimed_until else None,
+        "created_at": decision.created_at.isoformat(),
+        "updated_at": decision.updated_at.isoformat(),
+    }
+
+
+def decision_events(decision: Decision) -> list[dict[str, Any]]:
+    return [
+        {
+            "kind": event.kind,
+            "actor": event.actor,
+            "reason": event.reason,
+            "at": event.created_at.isoformat(),
+            "chain": event.chain,
+            "seq": event.seq,
+            "hash": event.hash,
+        }
+        for event in DecisionEvent.objects.filter(decision_id=decision.pk).order_by("pk")
+    ]
+
+
+def decision_detail(decision: Decision) -> dict[str, Any]:
+    report = decision.report
+    body = report.body if report is not None else {}
+    return {
+        **decision_row(decision),
+        "answer": decision.answer,
+        "completeness": decision.completeness,
+        "cohesion": decision.cohesion,
+        "policy": report.policy if report is not None else None,
+        "claims": body.get("claims", [{"text": c["text"]} for c in decision.bundle.claims]),
+        "contradictions": body.get("contradictions", []),
+        "numberless_claim_share": body.get("numberless_claim_share"),
+        "refusal": decision.refusal,
+        "outcome_reason": decision.outcome_reason or None,
+        "bundle_hash": decision.bundle.content_hash,
+        "report_hash": report.content_hash if report is not None else None,
+        "approvals": [
+            {
+                "reviewer": a.reviewer.get_username(),
+                "at": a.created_at.isoformat(),
+                "reason": a.reason,
+            }
+            for a in decision.approvals.select_related("reviewer").order_by("pk")
+        ],
+        "events": decision_events(decision),
+    }
+
+
+def webhook_payload(decision: Decision) -> dict[str, Any]:
+    """What an agent's webhook receives when its answer is released."""
+    return {
+        "type": "decision.released",
+        "decision": {
+            "id": decision.pk,
+            "state": decision.state,
+            "zone": decision.zone,
+            "agent": decision.agent,
+            "question": decision.question,
+            "answer": decision.answer,
+            "gate": decision.gate,
+            "mode": decision.mode,
+            "sufficiency": decision.sufficiency,
+            "policy_version": decision.policy_label,
+        },
+    }

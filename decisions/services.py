@@ -1,0 +1,519 @@
+"""The functions that move a decision through its states, each in one transaction.
+
+Every change locks the decision row (`select_for_update`), checks who may act, makes the
+transition, writes its trail event and queues its side effects in the outbox; the outbox is
+sent only after commit. A transition from the wrong state, or one that lost a race, is 409.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+from django_fsm import ConcurrentTransition, TransitionNotAllowed
+from rest_framework import status
+
+from coordinates.coordinate import Coordinate
+from coordinates.models import ApiToken, Role
+from coordinates.selectors import effective_policy, has_role
+from decisions import events, trail
+from decisions.chain import canonical_json
+from decisions.models import Approval, Decision, Gate, Outbox, PeriodicReview, State
+from decisions.outbox import outbox_send_after_commit
+from evidence.models import ValidationReport
+from evidence.validation import bundle_create, validate_bundle
+from maria.errors import ApplicationError
+
+log = logging.getLogger(__name__)
+
+CLAIM_MINUTES = 15  # how long a reviewer's claim holds the decision for them
+REVIEW_ROLES = (Role.REVIEWER, Role.ZONE_ADMIN)
+
+
+@dataclass(frozen=True, slots=True)
+class Submitted:
+    decision: Decision
+    replayed: bool
+
+
+def _begin(zone: str) -> None:
+    """First statement of every change: the zone chain's trail lock. On SQLite a transaction
+    that writes first waits for the write lock instead of failing; on PostgreSQL the lock
+    order (trail head, then decision row) is the same everywhere, so nothing deadlocks."""
+    trail.lock(trail.chain_for(zone))
+
+
+def _zone_of(decision_id: int) -> str:
+    """A decision's zone never changes, so it is read before the transaction begins."""
+    zone = Decision.objects.filter(pk=decision_id).values_list("zone", flat=True).first()
+    if zone is None:
+        raise _error(f"no decision {decision_id}", "not_found", status.HTTP_404_NOT_FOUND)
+    return zone
+
+
+def _error(message: str, code: str, http: int, field: str | None = None) -> ApplicationError:
+    return ApplicationError(message, code=code, field=field, status_code=http)
+
+
+def _conflict(message: str) -> ApplicationError:
+    return _error(message, "conflict", status.HTTP_409_CONFLICT)
+
+
+def _forbidden(message: str) -> ApplicationError:
+    return _error(message, "permission_denied", status.HTTP_403_FORBIDDEN)
+
+
+def request_hash(payload: Mapping[str, Any]) -> str:
+    return hashlib.sha256(canonical_json(payload)).hexdigest()
+
+
+def summary(decision: Decision) -> dict[str, Any]:
+    """What a queue event says about a decision (never the whole report)."""
+    return {
+        "id": decision.pk,
+        "zone": decision.zone,
+        "state": decision.state,
+        "gate": decision.gate,
+        "mode": decision.mode,
+        "sufficiency": decision.sufficiency,
+        "question": decision.question[:300],
+        "due_at": decision.due_at.isoformat() if decision.due_at else None,
+        "escalated_to": decision.escalated_to or None,
+        "claimed_by": decision.claimed_by.get_username() if decision.claimed_by else None,
+        "claimed_until": decision.claimed_until.isoformat() if decision.claimed_until else None,
+    }
+
+
+def _push(decision: Decision, kind: str) -> None:
+    outbox_send_after_commit(
+        Outbox.objects.create(
+            kind=Outbox.Kind.PUSH,
+            decision=decision,
+            payload={"type": kind, "zone": decision.zone, "decision": summary(decision)},
+        )
+    )
+
+
+def _transition(decision: Decision, name: str) -> None:
+    try:
+        getattr(decision, name)()
+    except TransitionNotAllowed:
+        raise _conflict(
+            f"decision {decision.pk} is {decision.state}; it cannot be {name}d now"
+        ) from None
+
+
+def _save(decision: Decision) -> None:
+    try:
+        decision.save()
+    except ConcurrentTransition:
+        raise _conflict(f"decision {decision.pk} was changed by someone else first") from None
+
+
+# --- submission ----------------------------------------------------------------------------
+
+
+def _advisory_lock(key: str) -> bool:
+    """Serialise requests that share an idempotency key (PostgreSQL); SQLite serialises all
+    writers anyway."""
+    if connection.vendor != "postgresql":
+        return True
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0))", [key])
+        return bool(cursor.fetchone()[0])
+
+
+def decision_submit(
+    *, token: ApiToken, payload: Mapping[str, Any], idempotency_key: str = ""
+) -> Submitted:
+    """Create a proposed decision and its immutable bundle; validation runs after commit."""
+    agent = token.agent_coordinate
+    if agent is None:
+        raise _forbidden("only agent tokens submit decisions")
+    zone = Coordinate.parse(payload["zone"])
+    if Coordinate.parse(payload["agent"]) != agent:
+        raise _forbidden(f"this token belongs to agent {agent}; it may submit only as itself")
+    if zone != agent.zone():
+        raise _forbidden(f"agent {agent} may submit only in its zone {agent.zone()}")
+    digest = request_hash(payload)
+    user = token.user
+    with transaction.atomic():
+        _begin(str(zone))
+        if idempotency_key:
+            if not _advisory_lock(f"{user.pk}:{idempotency_key}"):
+                raise _conflict("a request with this Idempotency-Key is still being processed")
+            existing = Decision.objects.filter(
+                proposed_by=user, idempotency_key=idempotency_key
+            ).first()
+            if existing is not None:
+                if existing.request_hash != digest:
+                    raise _error(
+                        "this Idempotency-Key was used with a different request body",
+                        "idempotency_mismatch",
+                        status.HTTP_422_UNPROCESSABLE_ENTITY,
+                        "Idempotency-Key",
+                    )
+                return Submitted(existing, replayed=True)
+        bundle = bundle_create(zone=zone, claims=payload["claims"])
+        try:
+            with transaction.atomic():
+                decision = Decision.objects.create(
+                    question=payload["question"],
+                    answer=payload["answer"],
+                    zone=str(zone),
+                    agent=str(agent),
+                    proposed_by=user,
+                    bundle=bundle,
+                    idempotency_key=idempotency_key,
+                    request_hash=digest,
+                )
+        except IntegrityError:
+            # The same key committed between our look-up and insert (SQLite has no advisory
+            # lock): answer as a replay of that one.
+            existing = Decision.objects.get(proposed_by=user, idempotency_key=idempotency_key)
+            if existing.request_hash != digest:
+                raise _error(
+                    "this Idempotency-Key was used with a different request body",
+                    "idempotency_mismatch",
+                    status.HTTP_422_UNPROCESSABLE_ENTITY,
+                    "Idempotency-Key",
+                ) from None
+            return Submitted(existing, replayed=True)
+        events.decision_proposed(decision, actor=user)
+        decision_id, bundle_hash = decision.pk, bundle.content_hash
+        transaction.on_commit(lambda: _schedule_validation(decision_id, bundle_hash))
+    return Submitted(decision, replayed=False)
+
+
+def _schedule_validation(decision_id: int, bundle_hash: str) -> None:
+    from decisions.tasks import validate_decision
+
+    validate_decision.delay(decision_id, bundle_hash)
+
+
+# --- validation and routing ----------------------------------------------------------------
+
+
+def decision_validate(*, decision_id: int, bundle_hash: str) -> Decision:
+    """Validate, grade and route a proposed decision. Idempotent: a retry after success, or
+    a second delivery of the task, finds it no longer proposed and changes nothing."""
+    decision = Decision.objects.select_related("bundle").get(pk=decision_id)
+    if decision.state != State.PROPOSED or decision.bundle.content_hash != bundle_hash:
+        return decision
+    coordinate = Coordinate.parse(decision.zone)
+    policy = effective_policy(coordinate)
+    with transaction.atomic():
+        _begin(decision.zone)
+        locked = Decision.objects.select_for_update().select_related("bundle").get(pk=decision_id)
+        if locked.state != State.PROPOSED:
+            return locked  # another worker won; its report stands
+        # Inside the lock: a report exists only for the run that moves the decision on.
+        report = validate_bundle(locked.bundle, policy)
+        locked.report = report
+        locked.gate = report.gate
+        locked.mode = report.mode
+        locked.sufficiency = report.sufficiency
+        locked.completeness = report.completeness
+        locked.cohesion = report.cohesion
+        locked.policy_label = report.policy_label
+        locked.attempts += 1
+        _transition(locked, "validate")
+        _save(locked)
+        events.decision_validated(locked, report)
+        _route(locked, report, policy.values.review_sla_hours)
+    log.info("decision validated", extra={"decision_id": decision_id, "gate": locked.gate})
+    return locked
+
+
+def _refusal(report: ValidationReport) -> dict[str, Any]:
+    """What was found and why it was not enough, and what to try (paper 000, 5.2)."""
+    found = [
+        {
+            "claim": claim["text"],
+            "supported": claim["supported"],
+            "reasons": claim["reasons"][:3],
+            "best_evidence": max(
+                (e for e in claim["evidence"] if e["kept"]),
+                key=lambda e: e["confidence"],
+                default=None,
+            ),
+        }
+        for claim in report.body["claims"]
+    ]
+    return {
+        "found": found,
+        "sufficiency": report.sufficiency,
+        "refusal_floor": report.policy["refusal_floor"],
+        "tau": report.policy["tau"],
+        "try": [
+            "cite the paragraph that states each fact, with its exact numbers",
+            "split the answer so that each claim cites its own evidence",
+            "ask a narrower question, or add the missing document to the zone",
+        ],
+    }
+
+
+def _route(decision: Decision, report: ValidationReport, sla_hours: float) -> None:
+    if report.gate in (Gate.AUTO, Gate.FLAGGED):
+        if report.gate == Gate.FLAGGED:
+            PeriodicReview.objects.create(
+                decision=decision,
+                zone=decision.zone,
+                reason="sufficiency passed but some evidence is weak (below 3x the floor)",
+            )
+        _transition(decision, "approve")
+        _save(decision)
+        events.decision_approved(decision, actor=None, reason=f"gate {report.gate}")
+        _deliver(decision)
+    elif report.gate == Gate.REQUIRED:
+        decision.due_at = timezone.now() + timedelta(hours=sla_hours)
+        _transition(decision, "require_approval")
+        _save(decision)
+        events.decision_queued(decision)
+        _push(decision, "decision.added")
+    else:
+        decision.refusal = _refusal(report)
+        decision.outcome_reason = "blocked: the evidence does not support the answer"
+        _transition(decision, "fail")
+        _save(decision)
+        events.decision_failed(decision, actor=None, reason=decision.outcome_reason)
+
+
+def _deliver(decision: Decision) -> None:
+    """approved -> executed: release the answer. Without a webhook the agent polls, so the
+    release is the delivery: executed -> completed at once."""
+    _transition(decision, "execute")
+    _save(decision)
+    events.decision_executed(decision)
+    token = (
+        ApiToken.objects.filter(user=decision.proposed_by, revoked_at__isnull=True)
+        .exclude(webhook_url="")
+        .first()
+    )
+    if token is None:
+        _transition(decision, "complete")
+        _save(decision)
+        events.decision_completed(decision, how="released for polling")
+        return
+    outbox_send_after_commit(
+        Outbox.objects.create(
+            kind=Outbox.Kind.WEBHOOK,
+            decision=decision,
+            payload={"token": token.pk, "url": token.webhook_url},
+        )
+    )
+
+
+def decision_confirm_delivery(*, decision_id: int, how: str) -> Decision:
+    zone = _zone_of(decision_id)
+    with transaction.atomic():
+        _begin(zone)
+        decision = Decision.objects.select_for_update().get(pk=decision_id)
+        if decision.state != State.EXECUTED:
+            return decision
+        _transition(decision, "complete")
+        _save(decision)
+        events.decision_completed(decision, how=how)
+    return decision
+
+
+def decision_delivery_failed(*, decision_id: int, reason: str) -> Decision:
+    zone = _zone_of(decision_id)
+    with transaction.atomic():
+        _begin(zone)
+        decision = Decision.objects.select_for_update().get(pk=decision_id)
+        if decision.state != State.EXECUTED:
+            return decision
+        decision.outcome_reason = reason
+        _transition(decision, "fail")
+        _save(decision)
+        events.decision_failed(decision, actor=None, reason=reason)
+    return decision
+
+
+def decision_validation_failed(*, decision_id: int, reason: str) -> Decision:
+    """Retries ran out: the decision fails with the reason, never silently stays proposed."""
+    zone = _zone_of(decision_id)
+    with transaction.atomic():
+        _begin(zone)
+        decision = Decision.objects.select_for_update().get(pk=decision_id)
+        if decision.state != State.PROPOSED:
+            return decision
+        decision.outcome_reason = reason
+        _transition(decision, "fail")
+        _save(decision)
+        events.decision_failed(decision, actor=None, reason=reason)
+    return decision
+
+
+# --- reviewers -----------------------------------------------------------------------------
+
+
+def _locked_for(decision_id: int, user: User, roles: tuple[str, ...] = REVIEW_ROLES) -> Decision:
+    try:
+        decision = Decision.objects.select_for_update().get(pk=decision_id)
+    except Decision.DoesNotExist:
+        raise _error(f"no decision {decision_id}", "not_found", status.HTTP_404_NOT_FOUND) from None
+    if not has_role(user, roles, Coordinate.parse(decision.zone)):
+        # The same answer as for a missing decision: other zones' ids stay private.
+        raise _error(f"no decision {decision_id}", "not_found", status.HTTP_404_NOT_FOUND)
+    return decision
+
+
+def _held_by_other(decision: Decision, user: User) -> bool:
+    return (
+        decision.claimed_by_id is not None
+        and decision.claimed_by_id != user.pk
+        and decision.claimed_until is not None
+        and decision.claimed_until > timezone.now()
+    )
+
+
+def _require_reason(reason: str) -> str:
+    if not isinstance(reason, str) or not reason.strip():
+        raise ApplicationError("a reason is required", field="reason")
+    return reason.strip()
+
+
+def decision_claim(*, decision_id: int, user: User) -> Decision:
+    zone = _zone_of(decision_id)
+    with transaction.atomic():
+        _begin(zone)
+        decision = _locked_for(decision_id, user)
+        if decision.state != State.APPROVAL_REQUIRED:
+            raise _conflict(f"decision {decision_id} is {decision.state}; nothing to claim")
+        if _held_by_other(decision, user):
+            raise _conflict(f"decision {decision_id} is claimed by {decision.claimed_by}")
+        if decision.proposed_by_id == user.pk:
+            raise _forbidden("nobody reviews a decision they proposed")
+        decision.claimed_by = user
+        decision.claimed_until = timezone.now() + timedelta(minutes=CLAIM_MINUTES)
+        decision.save(update_fields=["claimed_by", "claimed_until", "updated_at"])
+        events.decision_claimed(decision, actor=user)
+        _push(decision, "decision.claimed")
+    return decision
+
+
+def decision_release(*, decision_id: int, user: User) -> Decision:
+    zone = _zone_of(decision_id)
+    with transaction.atomic():
+        _begin(zone)
+        decision = _locked_for(decision_id, user)
+        if decision.state != State.APPROVAL_REQUIRED or decision.claimed_by_id is None:
+            raise _conflict(f"decision {decision_id} is not claimed")
+        if decision.claimed_by_id != user.pk and not has_role(
+            user, [Role.ZONE_ADMIN], Coordinate.parse(decision.zone)
+        ):
+            raise _forbidden(f"decision {decision_id} is claimed by {decision.claimed_by}")
+        decision.claimed_by = None
+        decision.claimed_until = None
+        decision.save(update_fields=["claimed_by", "claimed_until", "updated_at"])
+        events.decision_released(decision, actor=user)
+        _push(decision, "decision.released")
+    return decision
+
+
+def decision_approve(*, decision_id: int, user: User, reason: str = "") -> Decision:
+    zone = _zone_of(decision_id)
+    with transaction.atomic():
+        _begin(zone)
+        decision = _locked_for(decision_id, user)
+        if decision.state != State.APPROVAL_REQUIRED:
+            raise _conflict(f"decision {decision_id} is {decision.state}; it cannot be approved")
+        if decision.proposed_by_id == user.pk:
+            raise _forbidden("nobody approves a decision they proposed")
+        if _held_by_other(decision, user):
+            raise _conflict(f"decision {decision_id} is claimed by {decision.claimed_by}")
+        if Approval.objects.filter(decision=decision, reviewer=user).exists():
+            raise _conflict("you have approved this decision already; another reviewer must")
+        Approval.objects.create(decision=decision, reviewer=user, reason=reason.strip())
+        needed = effective_policy(Coordinate.parse(decision.zone)).values.approvals_required
+        given = Approval.objects.filter(decision=decision).count()
+        if given < needed:
+            decision.claimed_by = None
+            decision.claimed_until = None
+            decision.save(update_fields=["claimed_by", "claimed_until", "updated_at"])
+            events.decision_approval_recorded(decision, actor=user, given=given, needed=needed)
+            _push(decision, "decision.released")
+            return decision
+        _transition(decision, "approve")
+        _save(decision)
+        events.decision_approved(decision, actor=user, reason=reason)
+        _push(decision, "decision.resolved")
+        _deliver(decision)
+    return decision
+
+
+def decision_reject(*, decision_id: int, user: User, reason: str) -> Decision:
+    reason = _require_reason(reason)
+    zone = _zone_of(decision_id)
+    with transaction.atomic():
+        _begin(zone)
+        decision = _locked_for(decision_id, user)
+        if decision.state != State.APPROVAL_REQUIRED:
+            raise _conflict(f"decision {decision_id} is {decision.state}; it cannot be rejected")
+        if _held_by_other(decision, user):
+            raise _conflict(f"decision {decision_id} is claimed by {decision.claimed_by}")
+        decision.outcome_reason = reason
+        _transition(decision, "fail")
+        _save(decision)
+        events.decision_failed(decision, actor=user, reason=reason)
+        _push(decision, "decision.resolved")
+    return decision
+
+
+def decision_override(*, decision_id: int, user: User, reason: str) -> Decision:
+    """Release a blocked answer anyway: an elevated permission and a reason, on the trail."""
+    reason = _require_reason(reason)
+    zone = _zone_of(decision_id)
+    with transaction.atomic():
+        _begin(zone)
+        decision = _locked_for(decision_id, user, roles=(Role.ZONE_ADMIN,))
+        if not user.has_perm("decisions.override_blocked"):
+            raise _forbidden("overriding a blocked decision needs the override_blocked permission")
+        if decision.state != State.FAILED or decision.gate != Gate.BLOCKED:
+            raise _conflict(f"only a blocked decision can be overridden; {decision_id} is not")
+        if decision.proposed_by_id == user.pk:
+            raise _forbidden("nobody overrides a decision they proposed")
+        decision.outcome_reason = reason
+        _transition(decision, "override")
+        _save(decision)
+        events.decision_overridden(decision, actor=user, reason=reason)
+        _deliver(decision)
+    return decision
+
+
+def decisions_escalate_overdue() -> int:
+    """Decisions past their review SLA go up to the parent level's authority, once a level."""
+    now = timezone.now()
+    moved = 0
+    overdue = Decision.objects.filter(state=State.APPROVAL_REQUIRED, due_at__lt=now)
+    for decision_id, zone in list(overdue.values_list("pk", "zone")):
+        with transaction.atomic():
+            _begin(zone)
+            decision = Decision.objects.select_for_update().get(pk=decision_id)
+            if (
+                decision.state != State.APPROVAL_REQUIRED
+                or not decision.due_at
+                or decision.due_at >= now
+            ):
+                continue
+            current = Coordinate.parse(decision.escalated_to or decision.zone)
+            parent = current.parent
+            if parent is None:
+                continue  # the galaxy is the top: it stays overdue there
+            sla = effective_policy(Coordinate.parse(decision.zone)).values.review_sla_hours
+            decision.escalated_to = str(parent)
+            decision.due_at = now + timedelta(hours=sla)
+            decision.save(update_fields=["escalated_to", "due_at", "updated_at"])
+            events.decision_escalated(decision, to=str(parent))
+            _push(decision, "decision.escalated")
+            moved += 1
+    return moved

@@ -1,0 +1,151 @@
+"""Celery tasks of the decisions app: thin wrappers that call a service.
+
+The trail checkpoint runs periodically through Celery beat. The schedule belongs in
+settings, e.g. hourly:
+
+    from celery.schedules import crontab
+    CELERY_BEAT_SCHEDULE = {
+        "trail-checkpoint": {"task": "decisions.trail_checkpoint", "schedule": crontab(minute=0)},
+    }
+
+and a beat process next to the workers (`celery -A maria beat`). Each run verifies the whole
+trail before it seals it, so the interval bounds how long a deleted tail can go unnoticed
+by `verify_trail` when the head rows were rewritten too.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from datetime import timedelta
+
+from celery import Task, shared_task
+from django.db import OperationalError
+from django.utils import timezone
+
+from coordinates.models import ApiToken
+from decisions import trail
+from decisions.models import Decision
+from decisions.outbox import (
+    outbox_claim,
+    outbox_done,
+    outbox_retry_later,
+    outbox_sweep,
+)
+from decisions.representation import webhook_payload
+from decisions.services import (
+    decision_confirm_delivery,
+    decision_delivery_failed,
+    decision_validate,
+    decision_validation_failed,
+    decisions_escalate_overdue,
+)
+from decisions.webhooks import DeliveryError, post
+from maria.metrics import TASK_RETRIES, VALIDATION_SECONDS
+
+log = logging.getLogger(__name__)
+
+
+@shared_task(
+    name="decisions.trail_checkpoint",
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    max_retries=5,
+)
+def trail_checkpoint() -> int | None:
+    """Seal the trail; the seq of the new checkpoint, or None when a concurrent run won."""
+    try:
+        checkpoint = trail.checkpoint_create()
+    except trail.TrailBroken as error:
+        # Never retried: a broken trail stays broken until someone looks.
+        log.error("trail broken, not sealed: %s", error.report.summary())
+        raise
+    except trail.TrailError as error:
+        log.info("trail checkpoint skipped: %s", error)
+        return None
+    log.info(
+        "trail checkpoint %s sealed %s chains, %s events, hash %s",
+        checkpoint.seq,
+        checkpoint.chains,
+        checkpoint.events,
+        checkpoint.hash,
+    )
+    return checkpoint.seq
+
+
+# --- the decision pipeline -------------------------------------------------------------------
+
+VALIDATION_RETRIES = 5
+WEBHOOK_RETRIES = 8
+
+
+def backoff(retries: int, *, base: float = 2.0, cap: float = 300.0) -> float:
+    """Exponential backoff with full jitter: a random wait in [0, min(cap, base * 2^n)]."""
+    return random.uniform(0, min(cap, base * 2**retries))  # noqa: S311 - not for secrets
+
+
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=VALIDATION_RETRIES)
+def validate_decision(self: Task, decision_id: int, bundle_hash: str) -> str:
+    """Validate, grade and route one decision; retried with jittered backoff, then failed."""
+    try:
+        started = time.monotonic()
+        decision = decision_validate(decision_id=decision_id, bundle_hash=bundle_hash)
+        VALIDATION_SECONDS.observe(
+            (timezone.now() - decision.created_at).total_seconds()
+            if decision.created_at
+            else time.monotonic() - started
+        )
+        return str(decision.state)
+    except Exception as error:
+        if self.request.retries >= self.max_retries:
+            log.error(
+                "validation failed for good",
+                extra={"decision_id": decision_id, "error": str(error)},
+            )
+            decision_validation_failed(
+                decision_id=decision_id,
+                reason=f"validation failed after {self.request.retries + 1} attempts: {error}",
+            )
+            return "failed"
+        TASK_RETRIES.labels(task="validate_decision").inc()
+        log.warning("validation retry", extra={"decision_id": decision_id, "error": str(error)})
+        raise self.retry(exc=error, countdown=backoff(self.request.retries)) from error
+
+
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=WEBHOOK_RETRIES)
+def deliver_webhook(self: Task, outbox_id: int) -> str:
+    """POST the released answer to the agent's webhook; retried, then the decision fails."""
+    row = outbox_claim(outbox_id)
+    if row is None:
+        return "taken"
+    token = ApiToken.objects.filter(pk=row.payload["token"]).first()
+    decision_id = row.decision_id
+    if token is None or decision_id is None:
+        outbox_done(row)
+        return "dropped"
+    decision = Decision.objects.get(pk=decision_id)
+    try:
+        post(token.webhook_url, token.webhook_secret, webhook_payload(decision))
+    except DeliveryError as error:
+        if self.request.retries >= self.max_retries:
+            outbox_done(row)
+            decision_delivery_failed(decision_id=decision_id, reason=f"webhook: {error}")
+            return "failed"
+        TASK_RETRIES.labels(task="deliver_webhook").inc()
+        delay = backoff(self.request.retries)
+        outbox_retry_later(row, str(error), timedelta(seconds=delay))
+        raise self.retry(exc=error, countdown=delay) from error
+    outbox_done(row)
+    decision_confirm_delivery(decision_id=decision_id, how="webhook delivered")
+    return "delivered"
+
+
+@shared_task
+def escalate_overdue() -> int:
+    return decisions_escalate_overdue()
+
+
+@shared_task
+def sweep_outbox() -> int:
+    return outbox_sweep()

@@ -1,0 +1,173 @@
+"""Documents and their immutable versions and paragraphs; evidence bundles and the
+validation reports that judged them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from pgvector.django import VectorField
+
+from coordinates.models import Zone
+
+EMBEDDING_DIM = 384  # every configured embedder must produce this many dimensions
+
+
+class DocumentKind(models.TextChoices):
+    POLICY = "policy", "Policy"
+    CONTRACT = "contract", "Contract"
+    REPORT = "report", "Report"
+    MINUTES = "minutes", "Minutes"
+    MEMO = "memo", "Memo"
+    EMAIL = "email", "Email"
+
+
+class DocumentStatus(models.TextChoices):
+    APPROVED = "approved", "Approved"
+    DRAFT = "draft", "Draft"
+    ARCHIVED = "archived", "Archived"
+
+
+class Document(models.Model):
+    """A named document of a zone; its content lives in versions."""
+
+    zone = models.ForeignKey(Zone, on_delete=models.PROTECT, related_name="documents")
+    key = models.CharField(max_length=200)  # stable name within the zone (file name, slug)
+    title = models.CharField(max_length=300)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["zone_id", "key"]
+        constraints = [
+            models.UniqueConstraint(fields=["zone", "key"], name="document_key_unique_in_zone")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.zone.coordinate})"
+
+
+class DocumentVersion(models.Model):
+    """One immutable text of a document. A newer version supersedes it; it stays citable."""
+
+    document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="versions")
+    version = models.PositiveIntegerField()
+    title = models.CharField(max_length=300)
+    kind = models.CharField(max_length=16, choices=DocumentKind.choices)
+    status = models.CharField(max_length=16, choices=DocumentStatus.choices)
+    effective_date = models.DateField(null=True, blank=True)
+    format = models.CharField(max_length=16)
+    text = models.TextField()
+    content_hash = models.CharField(max_length=64)
+    supersedes = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="superseded_by"
+    )
+    superseded_at = models.DateTimeField(null=True, blank=True)  # set once, when replaced
+    embedded_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["document_id", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["document", "version"], name="document_version_unique"),
+            models.CheckConstraint(
+                condition=models.Q(version__gte=1), name="document_version_gte_1"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.document.key} v{self.version}"
+
+    @property
+    def is_superseded(self) -> bool:
+        return self.superseded_at is not None
+
+
+class Paragraph(models.Model):
+    """A paragraph of one version: an exact slice text == version.text[start:end].
+
+    Zone and currency are copied here from the version so that retrieval filters one table
+    (and, on PostgreSQL, one HNSW index scan) instead of joining three.
+    """
+
+    version = models.ForeignKey(
+        DocumentVersion, on_delete=models.PROTECT, related_name="paragraphs"
+    )
+    number = models.PositiveIntegerField()  # 1-based, reading order within the version
+    section = models.CharField(max_length=200, blank=True)
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    text = models.TextField()
+    text_hash = models.CharField(max_length=64)
+    zone = models.CharField(max_length=64, db_index=True)
+    current = models.BooleanField(default=True)
+    embedder = models.CharField(max_length=120, blank=True)
+    embedding = VectorField(dimensions=EMBEDDING_DIM, null=True, blank=True)
+
+    class Meta:
+        ordering = ["version_id", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["version", "number"], name="paragraph_number_unique"),
+            models.CheckConstraint(
+                condition=models.Q(end__gt=models.F("start")), name="paragraph_not_empty"
+            ),
+        ]
+        indexes = [models.Index(fields=["current", "zone"], name="paragraph_current_zone")]
+
+    def __str__(self) -> str:
+        return f"{self.version} ¶{self.number}"
+
+
+class CorpusState(models.Model):
+    """One row: a counter bumped whenever paragraphs or embeddings change, so that every
+    process can tell with one cheap read whether its in-memory indexes are stale."""
+
+    generation = models.BigIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"corpus generation {self.generation}"
+
+
+class EvidenceBundle(models.Model):
+    """Claims and their citations exactly as submitted; immutable and content-hashed."""
+
+    content_hash = models.CharField(max_length=64, db_index=True)
+    zone = models.CharField(max_length=64)
+    claims = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"bundle {self.content_hash[:12]}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is not None:
+            raise ValueError("an evidence bundle is immutable")
+        super().save(*args, **kwargs)
+
+
+class ValidationReport(models.Model):
+    """Every number the engine computed about one bundle under one policy; immutable."""
+
+    bundle = models.ForeignKey(EvidenceBundle, on_delete=models.PROTECT, related_name="reports")
+    policy_label = models.CharField(max_length=400)
+    policy = models.JSONField()  # the effective values used
+    sufficiency = models.FloatField()
+    completeness = models.FloatField()
+    cohesion = models.FloatField()
+    mode = models.CharField(max_length=16)
+    gate = models.CharField(max_length=16)
+    body = models.JSONField()  # per claim, per item: signals, verdicts, reasons, dropped items
+    content_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"report {self.pk} ({self.gate})"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is not None:
+            raise ValueError("a validation report is immutable")
+        super().save(*args, **kwargs)

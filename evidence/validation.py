@@ -1,0 +1,349 @@
+"""Validate an evidence bundle against the engine's own documents: resolve every citation,
+ground every claim, score the bundle and grade it. The result is an immutable report.
+
+The submitter's own confidence figures are recorded beside ours and never used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from django.utils import timezone
+
+from coordinates.coordinate import Coordinate
+from coordinates.selectors import EffectivePolicy
+from decisions.chain import canonical_json
+from evidence import scoring
+from evidence.grounding import check_claim, claims_without_numbers_share, classify_claim
+from evidence.models import DocumentVersion, EvidenceBundle, Paragraph, ValidationReport
+from evidence.numbers import extract_numbers
+from evidence.services import embedder
+from evidence.text import content_terms
+from gates.policy import grade
+
+SHARED_ENTITY = 0.5  # relation of two items that share a number or most key terms
+CONTRADICTION = -1.0
+
+
+@dataclass(slots=True)
+class Item:
+    """One citation of one claim, as resolved and judged."""
+
+    claim: int
+    cited: Mapping[str, Any]
+    paragraph: Paragraph | None = None
+    version: DocumentVersion | None = None
+    span: str = ""
+    problem: str | None = None  # why the citation is fabricated or out of scope
+    similarity: float = 0.0
+    coverage: float = 0.0
+    recency: float = 0.0
+    authority: float = 0.0
+    relevance: float = 0.0
+    supported: bool = False
+    reasons: list[str] = field(default_factory=list)
+    vetoed_by: str | None = None  # "numbers" or "reversal" when the paragraph contradicts
+
+
+def bundle_hash(zone: str, claims: Sequence[Mapping[str, Any]]) -> str:
+    return hashlib.sha256(canonical_json({"zone": zone, "claims": list(claims)})).hexdigest()
+
+
+def bundle_create(*, zone: Coordinate, claims: Sequence[Mapping[str, Any]]) -> EvidenceBundle:
+    """Store claims and citations exactly as submitted (already validated for shape)."""
+    return EvidenceBundle.objects.create(
+        content_hash=bundle_hash(str(zone), claims), zone=str(zone), claims=list(claims)
+    )
+
+
+def _resolve(
+    item: Item, zone: str, versions: dict[tuple[int, int | None], DocumentVersion]
+) -> None:
+    cited = item.cited
+    document, wanted = int(cited["document"]), cited.get("version")
+    version = versions.get((document, wanted))
+    if version is None:
+        what = f"document {document}" + (f" version {wanted}" if wanted is not None else "")
+        item.problem = f"fabricated citation: {what} does not exist"
+        return
+    if version.document.zone.coordinate != zone:
+        item.problem = (
+            f"citation outside the zone: document {document} belongs to "
+            f"{version.document.zone.coordinate}"
+        )
+        return
+    number = int(cited["paragraph"])
+    paragraph = next((p for p in version.paragraphs.all() if p.number == number), None)
+    if paragraph is None:
+        item.problem = (
+            f"fabricated citation: document {document} version {version.version} has no "
+            f"paragraph {number} (it has {version.paragraphs.count()})"
+        )
+        return
+    start, end = cited.get("start"), cited.get("end")
+    length = len(paragraph.text)
+    if start is not None or end is not None:
+        start = 0 if start is None else int(start)
+        end = length if end is None else int(end)
+        if not 0 <= start < end <= length:
+            item.problem = (
+                f"fabricated citation: offsets {start}..{end} lie outside paragraph {number} "
+                f"(0..{length})"
+            )
+            return
+    item.paragraph, item.version = paragraph, version
+    item.span = paragraph.text[start or 0 : end or length]
+
+
+def _load_versions(items: list[Item]) -> dict[tuple[int, int | None], DocumentVersion]:
+    documents = {int(i.cited["document"]) for i in items}
+    rows = (
+        DocumentVersion.objects.filter(document_id__in=documents)
+        .select_related("document__zone")
+        .prefetch_related("paragraphs")
+    )
+    found: dict[tuple[int, int | None], DocumentVersion] = {}
+    for row in rows:
+        found[(row.document_id, row.version)] = row
+        latest = found.get((row.document_id, None))
+        if latest is None or row.version > latest.version:
+            found[(row.document_id, None)] = row  # no version given: the current one
+    return found
+
+
+def _judge(item: Item, statement: str, similarity: float, now: datetime) -> None:
+    if item.problem is not None or item.version is None:
+        item.reasons = [item.problem or "unresolved"]
+        return
+    verdict = check_claim(statement, item.span, similarity=similarity)
+    version = item.version
+    item.similarity = max(similarity, 0.0)
+    item.coverage = verdict.coverage
+    effective = version.effective_date
+    as_of = (
+        datetime(effective.year, effective.month, effective.day, tzinfo=now.tzinfo)
+        if effective
+        else version.created_at
+    )
+    item.recency = scoring.recency(
+        scoring.document_age_days(as_of, now), superseded=version.is_superseded
+    )
+    item.authority = scoring.authority(version.kind, version.status)
+    item.supported = verdict.supported
+    item.reasons = list(verdict.reasons)
+    if version.is_superseded:
+        item.reasons.append(f"cites version {version.version}, which has been superseded")
+    if not verdict.numbers_ok:
+        item.vetoed_by = "numbers"
+    elif verdict.reversal:
+        item.vetoed_by = "reversal"
+    # Relevance: how much of the claim this paragraph speaks to, lexically or semantically.
+    item.relevance = max(item.coverage, item.similarity) if item.supported else 0.0
+
+
+def _relations(items: list[Item]) -> np.ndarray:
+    n = len(items)
+    a = np.zeros((n, n))
+    numbers = [{str(q) for q in extract_numbers(i.span)} if i.paragraph else set() for i in items]
+    terms = [set(content_terms(i.span)) if i.paragraph else set() for i in items]
+    for x in range(n):
+        for y in range(x + 1, n):
+            one, two = items[x], items[y]
+            if one.version is None or two.version is None:
+                continue
+            if one.version.document_id == two.version.document_id:
+                value = 1.0  # the same document: directly related
+            elif numbers[x] & numbers[y] or (
+                terms[x]
+                and terms[y]
+                and len(terms[x] & terms[y]) >= 0.5 * min(len(terms[x]), len(terms[y]))
+            ):
+                value = SHARED_ENTITY
+            else:
+                value = 0.0
+            # Evidence for one claim that disagrees: one paragraph supports it, another on the
+            # same subject contradicts its numbers or reverses it. Surface both.
+            if (
+                one.claim == two.claim
+                and (one.supported != two.supported)
+                and ((one.vetoed_by or two.vetoed_by) and min(one.coverage, two.coverage) >= 0.5)
+            ):
+                value = CONTRADICTION
+            a[x, y] = a[y, x] = value
+    return a
+
+
+def _item_json(item: Item, confidence: float, kept: bool, floor: float) -> dict[str, Any]:
+    dropped = None
+    if item.problem:
+        dropped = item.problem
+    elif not kept:
+        dropped = f"confidence {confidence:.3f} is below the floor {floor}"
+    return {
+        "cited": dict(item.cited),
+        "submitted_confidence": item.cited.get("confidence"),
+        "document": item.version.document_id if item.version else item.cited.get("document"),
+        "version": item.version.version if item.version else item.cited.get("version"),
+        "paragraph": item.paragraph.number if item.paragraph else item.cited.get("paragraph"),
+        "section": item.paragraph.section if item.paragraph else None,
+        "span": item.span,
+        "superseded": bool(item.version and item.version.is_superseded),
+        "fabricated": item.problem is not None,
+        "supported": item.supported,
+        "vetoed_by": item.vetoed_by,
+        "signals": {
+            "similarity": round(item.similarity, 6),
+            "coverage": round(item.coverage, 6),
+            "recency": round(item.recency, 6),
+            "authority": round(item.authority, 6),
+        },
+        "relevance": round(item.relevance, 6),
+        "confidence": round(confidence, 6),
+        "kept": kept,
+        "dropped": dropped,
+        "reasons": item.reasons,
+    }
+
+
+def validate_bundle(bundle: EvidenceBundle, policy: EffectivePolicy) -> ValidationReport:
+    """Resolve, ground, score and grade a bundle under a zone's effective policy."""
+    values = policy.values
+    now = timezone.now()
+    claims = list(bundle.claims)
+    kinds = [classify_claim(c["text"]) for c in claims]
+    items = [
+        Item(claim=k, cited=cited)
+        for k, claim in enumerate(claims)
+        for cited in claim.get("citations", [])
+    ]
+    versions = _load_versions(items) if items else {}
+    for item in items:
+        _resolve(item, bundle.zone, versions)
+
+    model = embedder()
+    statements = [statement for _, statement in kinds]
+    resolved = [i for i in items if i.paragraph is not None]
+    vectors = model.embed(statements + [i.span for i in resolved])
+    for index, item in enumerate(resolved):
+        similarity = float(vectors[item.claim] @ vectors[len(statements) + index])
+        _judge(item, statements[item.claim], similarity, now)
+    for item in items:
+        if item.paragraph is None:
+            _judge(item, statements[item.claim], 0.0, now)
+
+    # Only factual claims are held to evidence (paper 000, 2.3); the rest are reported.
+    factual = [k for k, (kind, _) in enumerate(kinds) if kind == "factual"]
+    held = [i for i in items if i.claim in factual]
+    signals = []
+    for k in factual:
+        mine = [i for i in held if i.claim == k]
+        # A vetoed or unresolved item scores nothing: its signals do not count as support.
+        usable = [i.supported and i.problem is None for i in mine]
+        signals.append(
+            scoring.ClaimSignals(
+                similarity=[i.similarity if u else 0.0 for i, u in zip(mine, usable, strict=True)],
+                coverage=[i.coverage if u else 0.0 for i, u in zip(mine, usable, strict=True)],
+                recency=[i.recency if u else 0.0 for i, u in zip(mine, usable, strict=True)],
+                authority=[i.authority if u else 0.0 for i, u in zip(mine, usable, strict=True)],
+                relevance=[i.relevance if u else 0.0 for i, u in zip(mine, usable, strict=True)],
+            )
+        )
+    relations = _relations(held)
+    score = scoring.score_bundle(signals, relations, values)
+    # An answer that asserts no fact needs no evidence, but a person should still see it
+    # now and then: it passes, flagged for the periodic review.
+    gate = (
+        grade(
+            score.gated_sufficiency,
+            np.asarray(score.kept_confidence),
+            values.tau,
+            values.floor,
+            values.refusal_floor,
+        )
+        if factual
+        else "flagged"
+    )
+    mode = score.mode if factual else "full"
+
+    item_json: dict[int, list[dict[str, Any]]] = {k: [] for k in range(len(claims))}
+    for position, item in enumerate(held):
+        item_json[item.claim].append(
+            _item_json(item, score.confidence[position], score.kept[position], values.floor)
+        )
+    for item in items:
+        if item.claim not in factual:
+            item_json[item.claim].append(_item_json(item, 0.0, False, values.floor))
+    claim_sufficiency = dict(zip(factual, score.claim_sufficiency, strict=True))
+    claim_json = []
+    for k, claim in enumerate(claims):
+        kind, statement = kinds[k]
+        evidence = item_json[k]
+        supported = kind != "factual" or any(e["kept"] and e["supported"] for e in evidence)
+        reasons: list[str] = []
+        if kind != "factual":
+            reasons.append(f"not a factual claim ({kind}): held to no evidence")
+        elif not evidence:
+            reasons.append("no citation: an unsupported claim")
+        elif not supported:
+            reasons.extend(r for e in evidence for r in e["reasons"][:2])
+        claim_json.append(
+            {
+                "text": claim["text"],
+                "kind": kind,
+                "statement": statement,
+                "supported": supported,
+                "contradicted": False,
+                "sufficiency": claim_sufficiency.get(k),
+                "reasons": reasons,
+                "evidence": evidence,
+            }
+        )
+    # Disagreeing evidence is surfaced, never silently resolved: both paragraphs are shown,
+    # and the answer cannot pass without a person (see the gate below).
+    contradictions = []
+    for x, y in zip(*np.nonzero(np.triu(relations < 0)), strict=True):
+        one, two = held[int(x)], held[int(y)]
+        claim_json[one.claim]["contradicted"] = True
+        contradictions.append(
+            {
+                "claim": one.claim,
+                "items": [
+                    {
+                        "document": i.version.document_id if i.version else None,
+                        "version": i.version.version if i.version else None,
+                        "paragraph": i.paragraph.number if i.paragraph else None,
+                        "span": i.span,
+                        "supports_claim": i.supported,
+                    }
+                    for i in (one, two)
+                ],
+                "reason": "cited paragraphs on the same subject disagree about this claim",
+            }
+        )
+    if contradictions and gate in ("auto", "flagged"):
+        gate = "required"
+    body = {
+        "claims": claim_json,
+        "contradictions": contradictions,
+        "score": score.to_dict(),
+        "numberless_claim_share": claims_without_numbers_share([c["text"] for c in claims]),
+        "embedder": model.name,
+        "validated_at": now.isoformat(),
+    }
+    return ValidationReport.objects.create(
+        bundle=bundle,
+        policy_label=policy.label,
+        policy=values.as_dict(),
+        sufficiency=score.gated_sufficiency if factual else 1.0,
+        completeness=score.completeness,
+        cohesion=score.cohesion,
+        mode=mode,
+        gate=gate,
+        body=body,
+        content_hash=hashlib.sha256(canonical_json(body)).hexdigest(),
+    )

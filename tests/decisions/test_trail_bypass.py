@@ -1,0 +1,89 @@
+"""Tamper tooling for the trail tests, and proof that it puts the protection back.
+
+`triggers_bypassed()` does what an attacker with database rights would: PostgreSQL
+`session_replication_role = replica` (superuser; ordinary triggers do not fire), SQLite drops
+the triggers and recreates them afterwards. `empty_trail()` lets a transactional test's
+teardown flush run: Django's flush deletes (SQLite) or truncates (PostgreSQL) every table,
+which the triggers refuse once the trail has rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+from django.db import DatabaseError, connection, transaction
+
+from decisions import trail
+from decisions.models import DecisionEvent, TrailCheckpoint, TrailHead
+
+TRAIL_TABLES = ("decisions_decisionevent", "decisions_trailcheckpoint", "decisions_trailhead")
+
+
+@contextmanager
+def triggers_bypassed() -> Iterator[None]:
+    """Inside, the trail's protective triggers do not fire (on this connection)."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SET LOCAL session_replication_role = replica")
+            try:
+                yield
+            finally:
+                cursor.execute("SET LOCAL session_replication_role = origin")
+            return
+        names = ", ".join(f"'{table}'" for table in TRAIL_TABLES)
+        cursor.execute(
+            f"SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN ({names})"  # noqa: S608
+        )
+        saved = cursor.fetchall()
+        for name, _ in saved:
+            cursor.execute(f'DROP TRIGGER "{name}"')
+        try:
+            yield
+        finally:
+            for _, sql in saved:
+                cursor.execute(sql)
+
+
+def empty_trail() -> None:
+    """Delete every trail row, triggers bypassed: for teardown before Django's flush."""
+    with triggers_bypassed(), connection.cursor() as cursor:
+        for table in TRAIL_TABLES:
+            cursor.execute(f"DELETE FROM {table}")  # noqa: S608
+
+
+@pytest.fixture
+def committed_trail(transactional_db: None) -> Iterator[None]:
+    """Real commits (transactional tests); the trail is emptied, triggers bypassed, before
+    Django's flush, which the triggers would refuse. Import it into a test module to use it."""
+    yield
+    empty_trail()
+
+
+pytestmark = pytest.mark.django_db
+
+
+def _append() -> None:
+    trail.append(kind="test.event", chain="G1", actor="system", payload={"n": 1})
+
+
+def test_the_bypass_lets_a_row_change_and_then_protects_it_again() -> None:
+    # given an event
+    _append()
+    # when it is changed with the triggers bypassed
+    with triggers_bypassed(), connection.cursor() as cursor:
+        cursor.execute("UPDATE decisions_decisionevent SET actor = 'mallory'")
+    # then the change stuck, and afterwards the table refuses changes again
+    assert DecisionEvent.objects.get().actor == "mallory"
+    with pytest.raises(DatabaseError), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("UPDATE decisions_decisionevent SET actor = 'eve'")
+
+
+def test_empty_trail_removes_events_heads_and_checkpoints() -> None:
+    _append()
+    trail.checkpoint_create()
+    empty_trail()
+    assert not DecisionEvent.objects.exists()
+    assert not TrailHead.objects.exists()
+    assert not TrailCheckpoint.objects.exists()

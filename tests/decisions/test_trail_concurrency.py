@@ -1,0 +1,144 @@
+"""200 concurrent appends to one chain leave one consistent chain: seq 1..200, every link
+intact, the head on the last event.
+
+PostgreSQL: threads in this process (40 connections, as many as the server allows next to
+everyone else), racing from the very first append, which also creates the chain's head.
+SQLite: the in-memory test database cannot take concurrent writers, so a child process runs
+200 threads against a file database configured like `make run` (WAL, busy timeout).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection, transaction
+
+from decisions import trail
+from decisions.chain import verify_chain
+from decisions.models import DecisionEvent, TrailHead
+from tests.decisions.test_trail_bypass import committed_trail  # noqa: F401
+
+CHAIN = "G1.U1.P1.Z1"
+APPENDS = 200
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.postgres
+@pytest.mark.usefixtures("committed_trail")
+def test_concurrent_appends_on_postgresql_leave_one_consistent_chain() -> None:
+    threads, per_thread = 40, APPENDS // 40
+    start = threading.Barrier(threads)
+    errors: list[BaseException] = []
+
+    def work(worker: int) -> None:
+        try:
+            start.wait()
+            for k in range(per_thread):
+                with transaction.atomic():
+                    trail.append(
+                        kind="test.concurrent",
+                        chain=CHAIN,
+                        actor=f"worker{worker}",
+                        payload={"worker": worker, "k": k},
+                    )
+        except BaseException as error:  # collected and asserted below
+            errors.append(error)
+        finally:
+            connection.close()
+
+    pool = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join()
+
+    assert errors == []
+    events = list(DecisionEvent.objects.filter(chain=CHAIN).order_by("seq"))
+    assert [e.seq for e in events] == list(range(1, APPENDS + 1))
+    assert verify_chain(e.link for e in events).intact
+    head = TrailHead.objects.get(chain=CHAIN)
+    assert (head.seq, head.hash) == (APPENDS, events[-1].hash)
+    assert trail.verify_database().intact
+
+
+_SQLITE_SCRIPT = textwrap.dedent(
+    """
+    import json, threading
+    import django
+    django.setup()
+    from django.core.management import call_command
+    call_command("migrate", verbosity=0)
+    from django.db import connection, transaction
+    from decisions import trail
+    from decisions.chain import verify_chain
+    from decisions.models import DecisionEvent, TrailHead
+
+    n = int(__import__("sys").argv[1])
+    chain = __import__("sys").argv[2]
+    start = threading.Barrier(n)
+    errors = []
+
+    def work(i):
+        try:
+            start.wait()
+            with transaction.atomic():
+                trail.append(kind="test.concurrent", chain=chain, actor="system", payload={"i": i})
+        except BaseException as error:
+            errors.append(repr(error))
+        finally:
+            connection.close()
+
+    pool = [threading.Thread(target=work, args=(i,)) for i in range(n)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    events = list(DecisionEvent.objects.filter(chain=chain).order_by("seq"))
+    head = TrailHead.objects.get(chain=chain)
+    print(json.dumps({
+        "errors": errors[:3],
+        "seqs": [e.seq for e in events],
+        "intact": verify_chain(e.link for e in events).intact,
+        "head": [head.seq, head.hash == events[-1].hash],
+        "verified": trail.verify_database().intact,
+        "journal": connection.cursor().execute("PRAGMA journal_mode").fetchone()[0],
+    }))
+    """
+)
+
+
+def test_concurrent_appends_on_sqlite_leave_one_consistent_chain(tmp_path: Path) -> None:
+    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3":
+        pytest.skip("the SQLite variant; PostgreSQL has its own")
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"REDIS_URL", "CELERY_BROKER_URL", "DATABASE_URL"}
+    }
+    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'trail.sqlite3'}"
+    env["DJANGO_SETTINGS_MODULE"] = "maria.settings"
+    result = subprocess.run(  # noqa: S603 - our own interpreter and script
+        [sys.executable, "-c", _SQLITE_SCRIPT, str(APPENDS), CHAIN],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    outcome = json.loads(result.stdout.strip().splitlines()[-1])
+    assert outcome["errors"] == []
+    assert outcome["journal"] == "wal"
+    assert outcome["seqs"] == list(range(1, APPENDS + 1))
+    assert outcome["intact"]
+    assert outcome["head"] == [APPENDS, True]
+    assert outcome["verified"]
