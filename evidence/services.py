@@ -43,7 +43,9 @@ class Ingested:
 @cache
 def embedder() -> Embedder:
     """The configured embedder, built once per process (models are slow to load)."""
-    chosen = get_embedder(settings.MARIA_EMBEDDER)
+    chosen = get_embedder(
+        settings.MARIA_EMBEDDER, api_key=settings.MARIA_EMBEDDER_API_KEY or None
+    )
     if chosen.dim != EMBEDDING_DIM:
         raise ApplicationError(
             f"embedder {chosen.name} makes {chosen.dim} dimensions; the store holds "

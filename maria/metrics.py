@@ -33,6 +33,12 @@ TASK_RETRIES = Counter("maria_task_retries", "Celery task retries", ["task"])
 
 
 class DecisionCollector(Collector):
+    def describe(self) -> Iterator[Metric]:
+        # Registration asks for the names: answer without touching the database, which may
+        # not even be migrated yet when the URLconf is imported.
+        yield GaugeMetricFamily("maria_queue_depth", "", labels=["zone"])
+        yield GaugeMetricFamily("maria_gate_decisions", "", labels=["zone", "gate"])
+
     def collect(self) -> Iterator[Metric]:
         from decisions.models import Decision, State
 

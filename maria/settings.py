@@ -53,6 +53,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "maria.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -77,6 +78,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.i18n",
+                "maria.csp.csp_nonce",
             ],
         },
     },
@@ -188,6 +190,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("MARIA_MAX_BODY_BYTES", default=2 * 1024 *
 # --- Security ----------------------------------------------------------------------------
 
 SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+SESSION_COOKIE_AGE = env.int("DJANGO_SESSION_SECONDS", default=12 * 3600)
+# Django's login() rotates the session key and logout() flushes the session; the pages rely
+# on both (tests/gates/test_security.py).
 CSRF_COOKIE_HTTPONLY = False  # htmx reads it to send X-CSRFToken
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -226,3 +232,8 @@ LOGGING = {
 # --- The product -------------------------------------------------------------------------
 
 MARIA_EMBEDDER = env.str("MARIA_EMBEDDER", default="hashing")
+MARIA_EMBEDDER_API_KEY = env.str("MARIA_EMBEDDER_API_KEY", default="")
+# A reviewer's socket re-reads their roles this often; a revoked role closes it (seconds).
+MARIA_SOCKET_RECHECK_SECONDS = env.float("MARIA_SOCKET_RECHECK_SECONDS", default=30.0)
+# The what-if preview replays the stored reports of this many past days.
+MARIA_WHATIF_DAYS = env.int("MARIA_WHATIF_DAYS", default=30)
