@@ -28,7 +28,7 @@ from decisions.chain import canonical_json
 from decisions.models import Approval, Decision, Gate, Outbox, PeriodicReview, State
 from decisions.outbox import outbox_send_after_commit
 from evidence.models import ValidationReport
-from evidence.validation import bundle_create, validate_bundle
+from evidence.validation import bundle_create, evaluate_bundle
 from maria.errors import ApplicationError
 
 log = logging.getLogger(__name__)
@@ -209,13 +209,15 @@ def decision_validate(*, decision_id: int, bundle_hash: str) -> Decision:
         return decision
     coordinate = Coordinate.parse(decision.zone)
     policy = effective_policy(coordinate)
+    # The slow part runs before any lock is taken, so one zone's decisions validate in
+    # parallel; only the run that still finds the decision proposed stores its report.
+    report = evaluate_bundle(decision.bundle, policy)
     with transaction.atomic():
         _begin(decision.zone)
         locked = Decision.objects.select_for_update().select_related("bundle").get(pk=decision_id)
         if locked.state != State.PROPOSED:
             return locked  # another worker won; its report stands
-        # Inside the lock: a report exists only for the run that moves the decision on.
-        report = validate_bundle(locked.bundle, policy)
+        report.save()
         locked.report = report
         locked.gate = report.gate
         locked.mode = report.mode

@@ -211,7 +211,14 @@ def _item_json(item: Item, confidence: float, kept: bool, floor: float) -> dict[
 
 
 def validate_bundle(bundle: EvidenceBundle, policy: EffectivePolicy) -> ValidationReport:
-    """Resolve, ground, score and grade a bundle under a zone's effective policy."""
+    """Resolve, ground, score and grade a bundle under a zone's effective policy; store it."""
+    report = evaluate_bundle(bundle, policy)
+    report.save()
+    return report
+
+
+def evaluate_bundle(bundle: EvidenceBundle, policy: EffectivePolicy) -> ValidationReport:
+    """`validate_bundle` without the save: the slow part, done outside any row lock."""
     values = policy.values
     now = timezone.now()
     claims = list(bundle.claims)
@@ -335,7 +342,7 @@ def validate_bundle(bundle: EvidenceBundle, policy: EffectivePolicy) -> Validati
         "embedder": model.name,
         "validated_at": now.isoformat(),
     }
-    return ValidationReport.objects.create(
+    return ValidationReport(
         bundle=bundle,
         policy_label=policy.label,
         policy=values.as_dict(),
