@@ -31,6 +31,7 @@ class PolicyValues:
     cohesion_tau: float = 0.15  # graph gate threshold (medium risk)
     gamma: float = 0.70  # graph diffusion decay
     hops: int = 3  # graph diffusion depth
+    risk_threshold: float = 0.50  # share of causal paths through a node that needs review above
     review_sla_hours: float = 24.0  # time a reviewer has before escalation
     approvals_required: int = 1  # distinct reviewers needed to approve
 
@@ -41,7 +42,9 @@ class PolicyValues:
 SYSTEM_DEFAULT = PolicyValues()
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(PolicyValues))
 _INT_FIELDS = frozenset({"required_evidence", "hops", "approvals_required"})
-_UNIT_FIELDS = frozenset({"tau", "delta", "floor", "refusal_floor", "cohesion_tau", *WEIGHT_FIELDS})
+_UNIT_FIELDS = frozenset(
+    {"tau", "delta", "floor", "refusal_floor", "cohesion_tau", "risk_threshold", *WEIGHT_FIELDS}
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,29 @@ MAX_CITATIONS = 20
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,200}")  # printable ASCII, no spaces
 PAGE_SIZE = 50
 
+DecisionOut = inline_serializer(
+    "Decision",
+    {
+        "id": serializers.IntegerField(),
+        "state": serializers.ChoiceField(choices=State.choices),
+        "gate": serializers.ChoiceField(choices=Gate.choices, allow_null=True),
+        "mode": serializers.CharField(allow_null=True),
+        "zone": serializers.CharField(),
+        "sufficiency": serializers.FloatField(allow_null=True),
+        "policy_version": serializers.CharField(allow_null=True),
+        "claims": serializers.ListField(child=serializers.DictField()),
+        "contradictions": serializers.ListField(child=serializers.DictField()),
+        "events": serializers.ListField(child=serializers.DictField()),
+    },
+)
+DecisionPage = inline_serializer(
+    "DecisionPage",
+    {
+        "results": serializers.ListField(child=serializers.DictField()),
+        "next_offset": serializers.IntegerField(allow_null=True),
+    },
+)
+
 
 def _too_large(message: str, field: str | None = None) -> ApplicationError:
     return ApplicationError(
@@ -146,6 +169,8 @@ def _user(request: Request) -> User:
 class DecisionListView(APIView):
     @extend_schema(
         summary="Decisions you can see, newest first",
+        operation_id="decisions_list",
+        responses=DecisionPage,
         parameters=[
             OpenApiParameter("state", str, enum=State.values),
             OpenApiParameter("gate", str, enum=Gate.values),
@@ -192,7 +217,7 @@ class DecisionListView(APIView):
         summary="Submit an answer with its evidence bundle (agents)",
         request=DecisionIn,
         parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER)],
-        responses={201: inline_serializer("DecisionCreated", {"id": serializers.IntegerField()})},
+        responses={201: DecisionOut, 200: DecisionOut},
     )
     def post(self, request: Request) -> Response:
         token = request.auth
@@ -223,7 +248,11 @@ class DecisionListView(APIView):
 
 
 class DecisionDetailView(APIView):
-    @extend_schema(summary="A decision with its full validation report and trail")
+    @extend_schema(
+        summary="A decision with its full validation report and trail",
+        operation_id="decisions_retrieve",
+        responses=DecisionOut,
+    )
     def get(self, request: Request, pk: int) -> Response:
         decision = visible_decisions(request).filter(pk=pk).first()
         if decision is None:
@@ -239,7 +268,11 @@ ReasonIn = inline_serializer("Reason", {"reason": serializers.CharField(required
 class DecisionActionView(APIView):
     action = ""
 
-    @extend_schema(request=ReasonIn, summary="claim | release | approve | reject | override")
+    @extend_schema(
+        request=ReasonIn,
+        responses=DecisionOut,
+        summary="claim | release | approve | reject | override",
+    )
     def post(self, request: Request, pk: int) -> Response:
         user = _user(request)
         body = request.data if isinstance(request.data, dict) else {}
@@ -269,7 +302,7 @@ class AskView(APIView):
         summary="Answer from the zone's own documents, evidence first, or refuse with context",
         request=AskIn,
         responses={
-            201: inline_serializer("AskAnswered", {"id": serializers.IntegerField()}),
+            201: DecisionOut,
             200: inline_serializer("AskRefused", {"refusal": serializers.DictField()}),
         },
     )

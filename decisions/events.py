@@ -18,6 +18,7 @@ from decisions.models import DecisionEvent
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
 
+    from coordinates.coordinate import Coordinate
     from coordinates.models import RoleAssignment, Zone, ZonePolicyVersion
     from decisions.models import Decision
     from evidence.models import ValidationReport
@@ -39,6 +40,11 @@ class Kind(StrEnum):
     DECISION_COMPLETED = "decision.completed"
     DECISION_FAILED = "decision.failed"
     DECISION_ESCALATED = "decision.escalated"
+    GRAPH_EDGE_ADDED = "graph.edge_added"
+    GRAPH_EDGE_DELETED = "graph.edge_deleted"
+    GRAPH_NODE_DELETED = "graph.node_deleted"
+    GRAPH_IMPORTED = "graph.imported"
+    GRAPH_ANSWERED = "graph.answered"
 
 
 def policy_changed(
@@ -106,7 +112,7 @@ def _decision(
     reason: str = "",
     **payload: object,
 ) -> DecisionEvent:
-    return trail.append(
+    event = trail.append(
         kind=kind,
         chain=trail.chain_for(decision.zone),
         actor=actor,
@@ -114,6 +120,12 @@ def _decision(
         decision_id=decision.pk,
         payload={"state": decision.state, **payload},
     )
+    # The knowledge graph follows every decision event in the same transaction: the
+    # decision's node, and the edge each transition makes (to its actor, documents, policy).
+    from evidence import graph_store
+
+    graph_store.record_decision_event(decision, kind, actor=actor, payload=payload)
+    return event
 
 
 def decision_proposed(decision: Decision, *, actor: AbstractBaseUser) -> DecisionEvent:
@@ -201,3 +213,98 @@ def decision_escalated(decision: Decision, *, to: str) -> DecisionEvent:
     """Past its review SLA: handed up to the parent level's authority."""
     due = decision.due_at.isoformat() if decision.due_at else None
     return _decision(decision, Kind.DECISION_ESCALATED, to=to, due_at=due)
+
+
+# --- the knowledge graph: explicit changes and graph answers ------------------------------------
+
+
+def graph_edge_added(
+    *, zone: Coordinate, source: str, target: str, edge_type: str, actor: AbstractBaseUser
+) -> DecisionEvent:
+    """Someone asserted an edge by hand (REST)."""
+    return trail.append(
+        kind=Kind.GRAPH_EDGE_ADDED,
+        chain=trail.chain_for(zone),
+        actor=actor,
+        payload={"source": source, "target": target, "type": edge_type},
+    )
+
+
+def graph_edge_deleted(
+    *,
+    zone: Coordinate,
+    source: str,
+    target: str,
+    edge_type: str,
+    actor: AbstractBaseUser,
+    reason: str = "",
+) -> DecisionEvent:
+    return trail.append(
+        kind=Kind.GRAPH_EDGE_DELETED,
+        chain=trail.chain_for(zone),
+        actor=actor,
+        reason=reason,
+        payload={"source": source, "target": target, "type": edge_type},
+    )
+
+
+def graph_node_deleted(
+    *,
+    zone: Coordinate,
+    key: str,
+    node_type: str,
+    edges: int,
+    actor: AbstractBaseUser,
+    reason: str = "",
+) -> DecisionEvent:
+    """A node left the graph, and its edges with it."""
+    return trail.append(
+        kind=Kind.GRAPH_NODE_DELETED,
+        chain=trail.chain_for(zone),
+        actor=actor,
+        reason=reason,
+        payload={"key": key, "type": node_type, "edges": edges},
+    )
+
+
+def graph_imported(
+    *, zone: Coordinate, edges: int, nodes: int, digest: str, actor: AbstractBaseUser
+) -> DecisionEvent:
+    """A bulk import: how many edges and new nodes, and the hash of the file."""
+    return trail.append(
+        kind=Kind.GRAPH_IMPORTED,
+        chain=trail.chain_for(zone),
+        actor=actor,
+        payload={"edges": edges, "nodes_created": nodes, "content": digest},
+    )
+
+
+def graph_answered(
+    *,
+    zone: Coordinate,
+    actor: AbstractBaseUser | str | None,
+    question: str,
+    method: str,
+    cohesion: float,
+    cohesion_tau: float,
+    outcome: str,
+    nodes: list[str],
+    escalated_to: str | None,
+    report: str,
+) -> DecisionEvent:
+    """A question answered from the graph, and how the graph gate judged its evidence."""
+    return trail.append(
+        kind=Kind.GRAPH_ANSWERED,
+        chain=trail.chain_for(zone),
+        actor=actor,
+        payload={
+            "question": trail.content_hash(question.encode()),
+            "method": method,
+            "cohesion": cohesion,
+            "cohesion_tau": cohesion_tau,
+            "gate": outcome,
+            "nodes": nodes[:50],
+            "escalated_to": escalated_to,
+            "report": report,
+        },
+    )

@@ -66,7 +66,10 @@ def outbox_push(row_id: int) -> bool:
     try:
         queue_publish(zone, payload)
     except Exception as error:  # the layer is down: keep the row for the sweep
-        log.warning("push failed", extra={"outbox_id": row_id, "error": str(error)})
+        log.warning(
+            "push failed",
+            extra={"outbox_id": row_id, "decision_id": row.decision_id, "error": str(error)},
+        )
         outbox_retry_later(row, str(error), timedelta(seconds=5))
         return False
     outbox_done(row)

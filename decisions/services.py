@@ -160,6 +160,7 @@ def decision_submit(
                         status.HTTP_422_UNPROCESSABLE_ENTITY,
                         "Idempotency-Key",
                     )
+                log.info("decision submission replayed", extra={"decision_id": existing.pk})
                 return Submitted(existing, replayed=True)
         bundle = bundle_create(zone=zone, claims=payload["claims"])
         try:
@@ -185,10 +186,15 @@ def decision_submit(
                     status.HTTP_422_UNPROCESSABLE_ENTITY,
                     "Idempotency-Key",
                 ) from None
+            log.info("decision submission replayed", extra={"decision_id": existing.pk})
             return Submitted(existing, replayed=True)
         events.decision_proposed(decision, actor=user)
         decision_id, bundle_hash = decision.pk, bundle.content_hash
         transaction.on_commit(lambda: _schedule_validation(decision_id, bundle_hash))
+    log.info(
+        "decision submitted",
+        extra={"decision_id": decision.pk, "zone": decision.zone, "agent": decision.agent},
+    )
     return Submitted(decision, replayed=False)
 
 
@@ -206,6 +212,7 @@ def decision_validate(*, decision_id: int, bundle_hash: str) -> Decision:
     a second delivery of the task, finds it no longer proposed and changes nothing."""
     decision = Decision.objects.select_related("bundle").get(pk=decision_id)
     if decision.state != State.PROPOSED or decision.bundle.content_hash != bundle_hash:
+        log.info("decision already validated", extra={"decision_id": decision_id})
         return decision
     coordinate = Coordinate.parse(decision.zone)
     policy = effective_policy(coordinate)
@@ -216,7 +223,9 @@ def decision_validate(*, decision_id: int, bundle_hash: str) -> Decision:
         _begin(decision.zone)
         locked = Decision.objects.select_for_update().select_related("bundle").get(pk=decision_id)
         if locked.state != State.PROPOSED:
-            return locked  # another worker won; its report stands
+            # another worker won; its report stands
+            log.info("decision already validated", extra={"decision_id": decision_id})
+            return locked
         report.save()
         locked.report = report
         locked.gate = report.gate
@@ -230,7 +239,10 @@ def decision_validate(*, decision_id: int, bundle_hash: str) -> Decision:
         _save(locked)
         events.decision_validated(locked, report)
         _route(locked, report, policy.values.review_sla_hours)
-    log.info("decision validated", extra={"decision_id": decision_id, "gate": locked.gate})
+    log.info(
+        "decision validated and routed",
+        extra={"decision_id": decision_id, "gate": locked.gate, "state": locked.state},
+    )
     return locked
 
 
@@ -299,11 +311,22 @@ def _deliver(decision: Decision) -> None:
         .exclude(webhook_url="")
         .first()
     )
+    decision_id = decision.pk
     if token is None:
         _transition(decision, "complete")
         _save(decision)
         events.decision_completed(decision, how="released for polling")
+        transaction.on_commit(
+            lambda: log.info(
+                "answer released", extra={"decision_id": decision_id, "delivery": "polling"}
+            )
+        )
         return
+    transaction.on_commit(
+        lambda: log.info(
+            "answer released", extra={"decision_id": decision_id, "delivery": "webhook"}
+        )
+    )
     outbox_send_after_commit(
         Outbox.objects.create(
             kind=Outbox.Kind.WEBHOOK,
@@ -323,6 +346,7 @@ def decision_confirm_delivery(*, decision_id: int, how: str) -> Decision:
         _transition(decision, "complete")
         _save(decision)
         events.decision_completed(decision, how=how)
+    log.info("delivery confirmed", extra={"decision_id": decision_id, "delivery": how})
     return decision
 
 
@@ -337,6 +361,7 @@ def decision_delivery_failed(*, decision_id: int, reason: str) -> Decision:
         _transition(decision, "fail")
         _save(decision)
         events.decision_failed(decision, actor=None, reason=reason)
+    log.warning("delivery failed", extra={"decision_id": decision_id, "reason": reason})
     return decision
 
 
@@ -352,6 +377,7 @@ def decision_validation_failed(*, decision_id: int, reason: str) -> Decision:
         _transition(decision, "fail")
         _save(decision)
         events.decision_failed(decision, actor=None, reason=reason)
+    log.warning("decision failed in validation", extra={"decision_id": decision_id})
     return decision
 
 
@@ -400,6 +426,7 @@ def decision_claim(*, decision_id: int, user: User) -> Decision:
         decision.save(update_fields=["claimed_by", "claimed_until", "updated_at"])
         events.decision_claimed(decision, actor=user)
         _push(decision, "decision.claimed")
+    log.info("decision claimed", extra={"decision_id": decision_id, "user": user.get_username()})
     return decision
 
 
@@ -419,6 +446,7 @@ def decision_release(*, decision_id: int, user: User) -> Decision:
         decision.save(update_fields=["claimed_by", "claimed_until", "updated_at"])
         events.decision_released(decision, actor=user)
         _push(decision, "decision.released")
+    log.info("claim released", extra={"decision_id": decision_id, "user": user.get_username()})
     return decision
 
 
@@ -444,12 +472,19 @@ def decision_approve(*, decision_id: int, user: User, reason: str = "") -> Decis
             decision.save(update_fields=["claimed_by", "claimed_until", "updated_at"])
             events.decision_approval_recorded(decision, actor=user, given=given, needed=needed)
             _push(decision, "decision.released")
+            transaction.on_commit(
+                lambda: log.info(
+                    "approval recorded",
+                    extra={"decision_id": decision_id, "given": given, "needed": needed},
+                )
+            )
             return decision
         _transition(decision, "approve")
         _save(decision)
         events.decision_approved(decision, actor=user, reason=reason)
         _push(decision, "decision.resolved")
         _deliver(decision)
+    log.info("decision approved", extra={"decision_id": decision_id, "user": user.get_username()})
     return decision
 
 
@@ -468,6 +503,7 @@ def decision_reject(*, decision_id: int, user: User, reason: str) -> Decision:
         _save(decision)
         events.decision_failed(decision, actor=user, reason=reason)
         _push(decision, "decision.resolved")
+    log.info("decision rejected", extra={"decision_id": decision_id, "user": user.get_username()})
     return decision
 
 
@@ -489,6 +525,10 @@ def decision_override(*, decision_id: int, user: User, reason: str) -> Decision:
         _save(decision)
         events.decision_overridden(decision, actor=user, reason=reason)
         _deliver(decision)
+    log.warning(
+        "blocked decision overridden",
+        extra={"decision_id": decision_id, "user": user.get_username()},
+    )
     return decision
 
 
@@ -518,4 +558,5 @@ def decisions_escalate_overdue() -> int:
             events.decision_escalated(decision, to=str(parent))
             _push(decision, "decision.escalated")
             moved += 1
+        log.info("decision escalated", extra={"decision_id": decision_id, "to": str(parent)})
     return moved

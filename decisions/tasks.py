@@ -129,10 +129,18 @@ def deliver_webhook(self: Task, outbox_id: int) -> str:
         post(token.webhook_url, token.webhook_secret, webhook_payload(decision))
     except DeliveryError as error:
         if self.request.retries >= self.max_retries:
+            log.error(
+                "webhook failed for good",
+                extra={"decision_id": decision_id, "outbox_id": outbox_id, "error": str(error)},
+            )
             outbox_done(row)
             decision_delivery_failed(decision_id=decision_id, reason=f"webhook: {error}")
             return "failed"
         TASK_RETRIES.labels(task="deliver_webhook").inc()
+        log.warning(
+            "webhook retry",
+            extra={"decision_id": decision_id, "outbox_id": outbox_id, "error": str(error)},
+        )
         delay = backoff(self.request.retries)
         outbox_retry_later(row, str(error), timedelta(seconds=delay))
         raise self.retry(exc=error, countdown=delay) from error

@@ -43,9 +43,7 @@ class Ingested:
 @cache
 def embedder() -> Embedder:
     """The configured embedder, built once per process (models are slow to load)."""
-    chosen = get_embedder(
-        settings.MARIA_EMBEDDER, api_key=settings.MARIA_EMBEDDER_API_KEY or None
-    )
+    chosen = get_embedder(settings.MARIA_EMBEDDER, api_key=settings.MARIA_EMBEDDER_API_KEY or None)
     if chosen.dim != EMBEDDING_DIM:
         raise ApplicationError(
             f"embedder {chosen.name} makes {chosen.dim} dimensions; the store holds "
@@ -177,14 +175,16 @@ def document_ingest(
         )
         corpus_bump()
         version_id = version.pk
-        transaction.on_commit(lambda: _schedule_embedding(version_id))
+        transaction.on_commit(lambda: _schedule_version_tasks(version_id))
     return Ingested(document, version, created=True)
 
 
-def _schedule_embedding(version_id: int) -> None:
-    from evidence.tasks import embed_version
+def _schedule_version_tasks(version_id: int) -> None:
+    """After commit: embed the new version's paragraphs and extract its graph (two tasks)."""
+    from evidence.tasks import embed_version, extract_graph
 
     embed_version.delay(version_id)
+    extract_graph.delay(version_id)
 
 
 def version_embed(*, version_id: int) -> int:

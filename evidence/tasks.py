@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from evidence.graph_store import version_extract
 from evidence.services import version_embed
 
 
@@ -17,3 +18,15 @@ from evidence.services import version_embed
 )
 def embed_version(self: object, version_id: int) -> int:
     return version_embed(version_id=version_id)
+
+
+@shared_task(
+    bind=True,
+    acks_late=True,
+    autoretry_for=(Exception,),
+    retry_backoff=2,
+    retry_jitter=True,
+    max_retries=5,
+)
+def extract_graph(self: object, version_id: int) -> int:
+    return version_extract(version_id=version_id)

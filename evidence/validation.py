@@ -24,7 +24,7 @@ from evidence.models import DocumentVersion, EvidenceBundle, Paragraph, Validati
 from evidence.numbers import extract_numbers
 from evidence.services import embedder
 from evidence.text import content_terms
-from gates.policy import grade
+from gates.policy import final_gate
 
 SHARED_ENTITY = 0.5  # relation of two items that share a number or most key terms
 CONTRADICTION = -1.0
@@ -262,19 +262,6 @@ def evaluate_bundle(bundle: EvidenceBundle, policy: EffectivePolicy) -> Validati
         )
     relations = _relations(held)
     score = scoring.score_bundle(signals, relations, values)
-    # An answer that asserts no fact needs no evidence, but a person should still see it
-    # now and then: it passes, flagged for the periodic review.
-    gate = (
-        grade(
-            score.gated_sufficiency,
-            np.asarray(score.kept_confidence),
-            values.tau,
-            values.floor,
-            values.refusal_floor,
-        )
-        if factual
-        else "flagged"
-    )
     mode = score.mode if factual else "full"
 
     item_json: dict[int, list[dict[str, Any]]] = {k: [] for k in range(len(claims))}
@@ -311,7 +298,7 @@ def evaluate_bundle(bundle: EvidenceBundle, policy: EffectivePolicy) -> Validati
             }
         )
     # Disagreeing evidence is surfaced, never silently resolved: both paragraphs are shown,
-    # and the answer cannot pass without a person (see the gate below).
+    # and the answer cannot pass without a person (gates.policy.final_gate).
     contradictions = []
     for x, y in zip(*np.nonzero(np.triu(relations < 0)), strict=True):
         one, two = held[int(x)], held[int(y)]
@@ -332,8 +319,18 @@ def evaluate_bundle(bundle: EvidenceBundle, policy: EffectivePolicy) -> Validati
                 "reason": "cited paragraphs on the same subject disagree about this claim",
             }
         )
-    if contradictions and gate in ("auto", "flagged"):
-        gate = "required"
+    # An answer that asserts no fact needs no evidence, but a person should still see it
+    # now and then: it passes, flagged for the periodic review. The what-if replays stored
+    # reports through the same function.
+    gate = final_gate(
+        score.gated_sufficiency,
+        np.asarray(score.kept_confidence),
+        values.tau,
+        values.floor,
+        values.refusal_floor,
+        has_contradictions=bool(contradictions),
+        has_factual_claims=bool(factual),
+    )
     body = {
         "claims": claim_json,
         "contradictions": contradictions,

@@ -1,11 +1,23 @@
-"""The reviewer-queue websocket: pushes queue events for the zones a reviewer may act on."""
+"""The reviewer-queue websocket: pushes queue events for the zones a reviewer may act on.
+
+Authorisation is checked on connect (session user, roles), again for every event sent (the
+event's zone must lie under a scope the reviewer still holds), and by a periodic re-check
+that closes the socket once the roles are revoked, the account is disabled or the session
+ended (logout): within `MARIA_SOCKET_RECHECK_SECONDS`.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import time
 from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.sessions.backends.base import SessionBase
 
 from coordinates.coordinate import Coordinate
 from coordinates.models import Role
@@ -23,29 +35,77 @@ def _minimal_scopes(scopes: list[Coordinate]) -> list[Coordinate]:
     return [s for s in scopes if not any(o != s and o.covers(s) for o in scopes)]
 
 
+def _scopes_for(user_id: int, session_key: str | None) -> list[Coordinate] | None:
+    """The user's queue scopes now; None when the user or their session is gone."""
+    user = get_user_model().objects.filter(pk=user_id, is_active=True).first()
+    if user is None:
+        return None
+    if session_key is not None:
+        from importlib import import_module
+
+        store: SessionBase = import_module(settings.SESSION_ENGINE).SessionStore()
+        if not store.exists(session_key):
+            return None
+    if user.is_superuser:
+        return QueueConsumer._all_galaxies()
+    return _minimal_scopes(role_scopes(user, QUEUE_ROLES))
+
+
 class QueueConsumer(AsyncJsonWebsocketConsumer):
     groups_joined: list[str]
+    scopes: list[Coordinate]
+    checked_at: float
+    watcher: asyncio.Task[None] | None
 
     async def connect(self) -> None:
         self.groups_joined = []
+        self.scopes = []
+        self.watcher = None
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
-        if user.is_superuser:
-            scopes = await database_sync_to_async(self._all_galaxies)()
-        else:
-            scopes = await database_sync_to_async(role_scopes)(user, QUEUE_ROLES)
-        scopes = _minimal_scopes(scopes)
+        self.user_id = user.pk
+        session = self.scope.get("session")
+        self.session_key = getattr(session, "session_key", None)
+        scopes = await database_sync_to_async(_scopes_for)(self.user_id, self.session_key)
         if not scopes:
-            await self.close(code=CLOSE_FORBIDDEN)
+            await self.close(code=CLOSE_FORBIDDEN if scopes is not None else CLOSE_UNAUTHENTICATED)
             return
-        for scope in scopes:
-            group = queue_group(scope)
-            await self.channel_layer.group_add(group, self.channel_name)
-            self.groups_joined.append(group)
+        await self._join(scopes)
         await self.accept()
         await self.send_json({"type": "queue.ready", "scopes": [str(s) for s in scopes]})
+        self.watcher = asyncio.ensure_future(self._watch())
+
+    async def _join(self, scopes: list[Coordinate]) -> None:
+        wanted = [queue_group(scope) for scope in scopes]
+        for group in set(self.groups_joined) - set(wanted):
+            await self.channel_layer.group_discard(group, self.channel_name)
+        for group in set(wanted) - set(self.groups_joined):
+            await self.channel_layer.group_add(group, self.channel_name)
+        self.groups_joined = wanted
+        self.scopes = scopes
+        self.checked_at = time.monotonic()
+
+    async def recheck(self) -> bool:
+        """Re-read the roles and session; close the socket when nothing is left."""
+        scopes = await database_sync_to_async(_scopes_for)(self.user_id, self.session_key)
+        if not scopes:
+            await self.close(code=CLOSE_FORBIDDEN if scopes is not None else CLOSE_UNAUTHENTICATED)
+            await self.disconnect(CLOSE_FORBIDDEN)
+            return False
+        if scopes != self.scopes:
+            await self._join(scopes)
+        else:
+            self.checked_at = time.monotonic()
+        return True
+
+    async def _watch(self) -> None:
+        interval = float(settings.MARIA_SOCKET_RECHECK_SECONDS)
+        while True:
+            await asyncio.sleep(interval)
+            if not await self.recheck():
+                return
 
     @staticmethod
     def _all_galaxies() -> list[Coordinate]:
@@ -54,13 +114,39 @@ class QueueConsumer(AsyncJsonWebsocketConsumer):
         return [z.coord for z in Zone.objects.filter(depth=1)]
 
     async def disconnect(self, code: int) -> None:
+        watcher = getattr(self, "watcher", None)
+        if watcher is not None and watcher is not asyncio.current_task():
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await watcher
+        self.watcher = None
         for group in getattr(self, "groups_joined", []):
             await self.channel_layer.group_discard(group, self.channel_name)
+        self.groups_joined = []
+        self.scopes = []
+
+    def _stale(self) -> bool:
+        return time.monotonic() - self.checked_at > float(settings.MARIA_SOCKET_RECHECK_SECONDS)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        # Every message from the client is authorised again once the roles are stale.
+        if self._stale() and not await self.recheck():
+            return
         if isinstance(content, dict) and content.get("type") == "ping":
             await self.send_json({"type": "pong"})
 
     async def queue_event(self, message: dict[str, Any]) -> None:
-        """A decision event sent to one of this reviewer's groups (see gates.groups)."""
-        await self.send_json(message["event"])
+        """A decision event sent to one of this reviewer's groups (see gates.groups); sent on
+        only if the reviewer's current scopes still cover the decision's zone."""
+        if not self.scopes or (self._stale() and not await self.recheck()):
+            return
+        event = message["event"]
+        zone = (event.get("decision") or {}).get("zone") or message.get("zone")
+        if zone is not None:
+            try:
+                coordinate = Coordinate.parse(str(zone))
+            except ValueError:
+                return
+            if not any(scope.covers(coordinate) for scope in self.scopes):
+                return
+        await self.send_json(event)

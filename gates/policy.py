@@ -1,5 +1,6 @@
-"""Gate grading (DESIGN section 5): the sufficiency gate, the graph (cohesion) gate, and the
-what-if re-grading of stored decisions under another set of thresholds.
+"""Gate grading (DESIGN section 5): the sufficiency gate, the final gate of a report (the
+live pipeline's rules), the graph (cohesion) gate, and the what-if re-grading of stored
+decisions under another set of thresholds.
 """
 
 from __future__ import annotations
@@ -70,6 +71,32 @@ def grade(
     return "auto"
 
 
+def final_gate(
+    sufficiency: float,
+    confidence: Sequence[float] | np.ndarray,
+    tau: float,
+    floor: float,
+    refusal_floor: float,
+    *,
+    has_contradictions: bool,
+    has_factual_claims: bool,
+) -> Gate:
+    """The gate a report gets: grade(...), or flagged without a factual claim; then at least
+    required when its evidence contradicts itself.
+
+    An answer that asserts no fact needs no evidence (its numbers are not graded), but a
+    person should see it now and then. Disagreeing evidence is never resolved silently.
+    """
+    gate: Gate = (
+        grade(sufficiency, confidence, tau, floor, refusal_floor)
+        if has_factual_claims
+        else "flagged"
+    )
+    if has_contradictions and STRICTNESS[gate] < STRICTNESS["required"]:
+        return "required"
+    return gate
+
+
 def graph_grade(cohesion: float, cohesion_tau: float) -> GraphGate:
     """direct Cohesion>=tau_c; qualified tau_c/2<=Cohesion<tau_c; escalate below tau_c/2."""
     if not math.isfinite(cohesion):
@@ -94,12 +121,16 @@ class GateThresholds(Protocol):
 
 
 class GradedNumbers(Protocol):
-    """The stored numbers of one validation report that a gate needs."""
+    """The stored numbers and facts of one validation report that its gate depends on."""
 
     @property
     def sufficiency(self) -> float: ...
     @property
     def confidence(self) -> Sequence[float]: ...
+    @property
+    def has_contradictions(self) -> bool: ...
+    @property
+    def has_factual_claims(self) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +139,8 @@ class StoredScore:
 
     sufficiency: float
     confidence: Sequence[float]
+    has_contradictions: bool = False
+    has_factual_claims: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,28 +164,30 @@ class WhatIf:
         return sum(n for (a, b), n in self.moves.items() if STRICTNESS[b] < STRICTNESS[a])
 
 
+def replay_gate(report: GradedNumbers, policy: GateThresholds) -> Gate:
+    """The gate the live pipeline would give this stored report under `policy`."""
+    return final_gate(
+        report.sufficiency,
+        report.confidence,
+        policy.tau,
+        policy.floor,
+        policy.refusal_floor,
+        has_contradictions=report.has_contradictions,
+        has_factual_claims=report.has_factual_claims,
+    )
+
+
 def whatif(
     reports: Iterable[GradedNumbers], old_policy: GateThresholds, new_policy: GateThresholds
 ) -> WhatIf:
-    """Re-grade every report under both policies; count per gate and per (old, new) move."""
+    """Re-grade every report under both policies, by the live rules (final_gate); count per
+    gate and per (old, new) move."""
     old: Counter[Gate] = Counter(dict.fromkeys(GATES, 0))
     new: Counter[Gate] = Counter(dict.fromkeys(GATES, 0))
     moves: Counter[tuple[Gate, Gate]] = Counter()
     for report in reports:
-        before = grade(
-            report.sufficiency,
-            report.confidence,
-            old_policy.tau,
-            old_policy.floor,
-            old_policy.refusal_floor,
-        )
-        after = grade(
-            report.sufficiency,
-            report.confidence,
-            new_policy.tau,
-            new_policy.floor,
-            new_policy.refusal_floor,
-        )
+        before = replay_gate(report, old_policy)
+        after = replay_gate(report, new_policy)
         old[before] += 1
         new[after] += 1
         if before != after:

@@ -16,7 +16,7 @@ async def queue_publish_async(zone: Coordinate, event: dict[str, Any]) -> None:
     if layer is None:
         return
     for group in groups_for_zone(zone):
-        await layer.group_send(group, {"type": "queue.event", "event": event})
+        await layer.group_send(group, {"type": "queue.event", "zone": str(zone), "event": event})
 
 
 def queue_publish(zone: Coordinate, event: dict[str, Any]) -> None:

@@ -40,18 +40,26 @@ class DecisionCollector(Collector):
         yield GaugeMetricFamily("maria_gate_decisions", "", labels=["zone", "gate"])
 
     def collect(self) -> Iterator[Metric]:
+        from coordinates.coordinate import Level
+        from coordinates.models import Zone
         from decisions.models import Decision, State
 
         depth = GaugeMetricFamily(
             "maria_queue_depth", "Decisions waiting for a reviewer", labels=["zone"]
         )
-        waiting = (
+        # Every zone reports, 0 when its queue is empty: a series that vanished when the
+        # queue drained would read as "no data" on a dashboard, not as "nothing waiting".
+        waiting = dict.fromkeys(
+            Zone.objects.filter(level=Level.ZONE).values_list("coordinate", flat=True), 0
+        )
+        waiting.update(
             Decision.objects.filter(state=State.APPROVAL_REQUIRED)
             .values("zone")
             .annotate(n=Count("pk"))
+            .values_list("zone", "n")
         )
-        for row in waiting:
-            depth.add_metric([row["zone"]], row["n"])
+        for zone, n in sorted(waiting.items()):
+            depth.add_metric([zone], n)
         yield depth
         gates = GaugeMetricFamily(
             "maria_gate_decisions", "Decisions graded per zone and gate", labels=["zone", "gate"]

@@ -152,6 +152,11 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = TIME_ZONE
+# Deployments (and test runs) sharing one Redis keep apart by queue name.
+CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_TASK_DEFAULT_QUEUE", default="celery")
+# With Redis, a task whose worker died unacknowledged is delivered again after the visibility
+# timeout (kombu's default: an hour). JSON, e.g. {"visibility_timeout": 600}.
+CELERY_BROKER_TRANSPORT_OPTIONS = env.json("CELERY_BROKER_TRANSPORT_OPTIONS", default={})
 
 # --- REST --------------------------------------------------------------------------------
 

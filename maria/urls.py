@@ -1,15 +1,17 @@
 from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from evidence import graph_urls
 from maria import health, metrics, views
 
 api_v1: list[URLPattern | URLResolver] = [
     path("", include("coordinates.urls")),
     path("", include("evidence.urls")),
     path("", include("decisions.urls")),
+    path("graph/", include("evidence.graph_urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
 ]
 
 urlpatterns = [
@@ -17,6 +19,8 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("metrics", metrics.metrics, name="metrics"),
     path("api/v1/", include(api_v1)),
+    path("graph/", include(graph_urls.pages)),
+    path("", include("gates.urls")),
     path("accounts/", include("django.contrib.auth.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/", admin.site.urls),

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.http import StreamingHttpResponse
 from django.utils import timezone
 
 from decisions import trail
@@ -365,8 +366,9 @@ async def test_under_asgi_the_export_streams_chunk_by_chunk(
         # when the export is read
         response = await client.get("/api/v1/trail/")
         assert response.status_code == 200
+        assert isinstance(response, StreamingHttpResponse)
         assert response.is_async  # not read to the end into memory first
-        chunks = [chunk async for chunk in response.streaming_content]
+        chunks = [bytes(chunk) async for chunk in response.streaming_content]
         # then it came in pieces and verifies
         assert len(chunks) == 4  # header + 5 events + end line, two lines at a time
         code, out = await sync_to_async(verify_file)(save(tmp_path, b"".join(chunks)))

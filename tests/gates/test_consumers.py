@@ -12,6 +12,9 @@ from coordinates.coordinate import parse
 from coordinates.models import Role
 from gates.push import queue_publish_async
 from maria.asgi import application
+from tests.decisions.test_trail_bypass import committed_trail
+
+__all__ = ["committed_trail"]
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
@@ -87,3 +90,91 @@ async def test_ping_is_answered(org: Any, person: Callable[..., Any]) -> None:
     await socket.send_json_to({"type": "ping"})
     assert await socket.receive_json_from() == {"type": "pong"}
     await socket.disconnect()
+
+
+async def test_revoking_the_role_closes_the_socket(
+    org: Any, person: Callable[..., Any], settings: Any
+) -> None:
+    from coordinates.services import role_revoke
+
+    settings.MARIA_SOCKET_RECHECK_SECONDS = 0.2
+    user = await sync_to_async(person)("rita", Role.REVIEWER, "G1.U1.P1")
+    socket, connected, _ = await connect(await sync_to_async(session_cookie)(user))
+    assert connected
+    await socket.receive_json_from()
+    # when the role is revoked
+    await sync_to_async(role_revoke)(user=user, role=Role.REVIEWER, scope=parse("G1.U1.P1"))
+    # then the periodic re-check closes the socket
+    output = await socket.receive_output(timeout=3)
+    assert output["type"] == "websocket.close"
+    assert output["code"] == 4403
+
+
+async def test_logout_closes_the_socket(
+    org: Any, person: Callable[..., Any], settings: Any
+) -> None:
+    from django.contrib.sessions.models import Session
+
+    settings.MARIA_SOCKET_RECHECK_SECONDS = 0.2
+    user = await sync_to_async(person)("rita", Role.REVIEWER, "G1")
+    socket, connected, _ = await connect(await sync_to_async(session_cookie)(user))
+    assert connected
+    await socket.receive_json_from()
+    await sync_to_async(lambda: Session.objects.all().delete())()
+    output = await socket.receive_output(timeout=3)
+    assert output["type"] == "websocket.close"
+
+
+async def test_an_event_outside_the_current_scopes_is_not_sent(
+    org: Any, person: Callable[..., Any]
+) -> None:
+    # a galaxy-wide group message about a zone the reviewer no longer covers is dropped
+    user = await sync_to_async(person)("rita", Role.REVIEWER, "G1.U1.P1")
+    socket, connected, _ = await connect(await sync_to_async(session_cookie)(user))
+    assert connected
+    await socket.receive_json_from()
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    stray = {"type": "decision.added", "decision": {"id": 9, "zone": "G1.U1.P2.Z1"}}
+    await layer.group_send("queue.G1.U1.P1", {"type": "queue.event", "event": stray})
+    assert await socket.receive_nothing(timeout=0.3)
+    await socket.disconnect()
+
+
+async def test_each_decision_event_reaches_the_zone_reviewers(
+    committed_trail: None,
+    org: Any,
+    person: Callable[..., Any],
+    policy_doc: Any,
+    set_policy: Callable[..., Any],
+    submit: Callable[..., Any],
+) -> None:
+    from decisions import services
+
+    ann = await sync_to_async(person)("ann", Role.REVIEWER, "G1.U1.P1")
+    lex = await sync_to_async(person)("lex", Role.REVIEWER, "G1.U1.P2")
+    a_socket, _, _ = await connect(await sync_to_async(session_cookie)(ann))
+    l_socket, _, _ = await connect(await sync_to_async(session_cookie)(lex))
+    await a_socket.receive_json_from()
+    await l_socket.receive_json_from()
+    await sync_to_async(set_policy)(tau=0.99, refusal_floor=0.05)
+    from tests.decisions.conftest import GOOD, cite
+
+    body = await sync_to_async(
+        lambda: submit([{"text": GOOD, "citations": [cite(policy_doc)]}]).json()
+    )()
+    added = await a_socket.receive_json_from(timeout=3)
+    assert added["type"] == "decision.added"
+    assert added["decision"]["id"] == body["id"]
+    await sync_to_async(services.decision_claim)(decision_id=body["id"], user=ann)
+    claimed = await a_socket.receive_json_from(timeout=3)
+    assert (claimed["type"], claimed["decision"]["claimed_by"]) == ("decision.claimed", "ann")
+    await sync_to_async(services.decision_release)(decision_id=body["id"], user=ann)
+    assert (await a_socket.receive_json_from(timeout=3))["type"] == "decision.released"
+    await sync_to_async(services.decision_reject)(decision_id=body["id"], user=ann, reason="no")
+    resolved = await a_socket.receive_json_from(timeout=3)
+    assert (resolved["type"], resolved["decision"]["state"]) == ("decision.resolved", "failed")
+    assert await l_socket.receive_nothing(timeout=0.3)
+    await a_socket.disconnect()
+    await l_socket.disconnect()

@@ -16,6 +16,7 @@ from gates.policy import (
     GATES,
     STRICTNESS,
     StoredScore,
+    final_gate,
     grade,
     graph_grade,
     whatif,
@@ -104,6 +105,53 @@ def test_grade_is_never_auto_or_flagged_below_tau(s: float, c: list[float], t: T
     assert (gate == "blocked") == (s < t.refusal_floor)
 
 
+def _final(s: float, c: list[float], t: Thresholds, *, contradictions: bool, factual: bool) -> str:
+    return final_gate(
+        s,
+        c,
+        t.tau,
+        t.floor,
+        t.refusal_floor,
+        has_contradictions=contradictions,
+        has_factual_claims=factual,
+    )
+
+
+@given(unit, confidences, thresholds())
+def test_final_gate_of_a_factual_answer_without_contradictions_is_its_grade(
+    s: float, c: list[float], t: Thresholds
+) -> None:
+    assert _final(s, c, t, contradictions=False, factual=True) == _grade(s, c, t)
+
+
+@given(unit, confidences, thresholds())
+def test_contradictions_make_a_factual_answer_at_least_required(
+    s: float, c: list[float], t: Thresholds
+) -> None:
+    graded = _grade(s, c, t)
+    expected = "blocked" if graded == "blocked" else "required"
+    assert _final(s, c, t, contradictions=True, factual=True) == expected
+
+
+@given(unit, confidences, thresholds(), st.booleans())
+def test_an_answer_without_a_factual_claim_is_flagged_whatever_its_numbers(
+    s: float, c: list[float], t: Thresholds, contradictions: bool
+) -> None:
+    gate = _final(s, c, t, contradictions=contradictions, factual=False)
+    assert gate == ("required" if contradictions else "flagged")
+
+
+def test_final_gate_examples() -> None:
+    strong = [0.95, 0.92]
+    assert _final(0.9, strong, DEFAULT, contradictions=False, factual=True) == "auto"
+    assert _final(0.9, strong, DEFAULT, contradictions=True, factual=True) == "required"
+    assert _final(0.5, strong, DEFAULT, contradictions=True, factual=True) == "required"
+    assert _final(0.1, strong, DEFAULT, contradictions=True, factual=True) == "blocked"
+    # no factual claim: its stored sufficiency 1.0 and no kept items would grade "auto"
+    assert _grade(1.0, []) == "auto"
+    assert _final(1.0, [], DEFAULT, contradictions=False, factual=False) == "flagged"
+
+
 def test_graph_gate_bands() -> None:
     tau_c = 0.30
     assert graph_grade(0.30, tau_c) == "direct"
@@ -127,7 +175,16 @@ def test_graph_gate_rejects_non_finite_cohesion() -> None:
         graph_grade(math.nan, 0.15)
 
 
-reports = st.lists(st.builds(StoredScore, sufficiency=unit, confidence=confidences), max_size=30)
+reports = st.lists(
+    st.builds(
+        StoredScore,
+        sufficiency=unit,
+        confidence=confidences,
+        has_contradictions=st.booleans(),
+        has_factual_claims=st.booleans(),
+    ),
+    max_size=30,
+)
 
 
 @given(reports, thresholds(), thresholds())
@@ -144,6 +201,28 @@ def test_whatif_counts_sum_to_the_number_of_reports(
         arriving = sum(n for (_, b), n in result.moves.items() if b == gate)
         assert result.old[gate] - leaving + arriving == result.new[gate]
     assert result.changed == result.stricter + result.looser
+
+
+@given(reports, thresholds())
+def test_whatif_under_the_same_thresholds_moves_nothing_and_counts_final_gates(
+    stored: list[StoredScore], t: Thresholds
+) -> None:
+    result = whatif(stored, t, t)
+    assert result.moves == {}
+    assert result.old == result.new
+    for gate in GATES:
+        assert result.old[gate] == sum(
+            1
+            for r in stored
+            if _final(
+                r.sufficiency,
+                list(r.confidence),
+                t,
+                contradictions=r.has_contradictions,
+                factual=r.has_factual_claims,
+            )
+            == gate
+        )
 
 
 def test_whatif_counts_a_known_set() -> None:
@@ -163,3 +242,15 @@ def test_whatif_counts_a_known_set() -> None:
         ("blocked", "required"): 1,
     }
     assert (result.stricter, result.looser) == (2, 1)
+
+
+def test_whatif_applies_the_live_rules_for_contradictions_and_claimless_answers() -> None:
+    stored = [
+        StoredScore(0.9, [0.95], has_contradictions=True),  # required -> required
+        StoredScore(0.3, [0.95], has_contradictions=True),  # blocked -> required
+        StoredScore(1.0, [], has_factual_claims=False),  # flagged -> flagged
+    ]
+    result = whatif(stored, DEFAULT, Thresholds(tau=0.95, floor=0.3, refusal_floor=0.2))
+    assert result.old == {"auto": 0, "flagged": 1, "required": 1, "blocked": 1}
+    assert result.new == {"auto": 0, "flagged": 1, "required": 2, "blocked": 0}
+    assert result.moves == {("blocked", "required"): 1}

@@ -1,0 +1,538 @@
+"""The decision pipeline under load: submit -> gated on PostgreSQL, Redis and a real Celery
+worker. Targets: sustained >= 100 submissions/s, submit API p95 <= 100 ms.
+
+Builds a throwaway database (maria_bench_pipeline, recreated each run) and migrates it; seeds
+a zone with a lenient policy (answers go through the whole auto path), an agent token and a
+few documents; starts a real ASGI server (uvicorn, 2 workers) and a real Celery worker
+(prefork, concurrency 2) on 127.0.0.1, on a Redis queue of their own; then sends answers
+over HTTP at a paced rate from a bounded number of client threads, each with its own
+keep-alive connection, for a bounded time. Measures the submit API latency, the rate at
+which submissions are accepted and at which decisions reach a graded state (polled in the
+database), and the latency from submission to gate (the `decision.validated` trail event).
+Then profiles one submission and one validation in this process: time and queries, and how
+long each holds the zone's trail lock, which every change in a zone takes in turn.
+
+Prints the machine's core count and load; servers are stopped and the database dropped at
+the end (BENCH_KEEP=1 keeps it).
+
+Run: .venv/bin/python bench/bench_pipeline.py
+  BENCH_PG=postgres://user@host:port  BENCH_REDIS=redis://host:port/db
+  BENCH_RATE=100 (submissions/s offered)  BENCH_SECONDS=30  BENCH_CLIENTS=16 (in flight)
+  BENCH_WEB_WORKERS=2  BENCH_CELERY_CONCURRENCY=2
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+SERVER = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432")
+REDIS = os.environ.get("BENCH_REDIS", "redis://127.0.0.1:6379/1")
+DATABASE = "maria_bench_pipeline"
+RATE = float(os.environ.get("BENCH_RATE", "100"))
+SECONDS = float(os.environ.get("BENCH_SECONDS", "30"))
+CLIENTS = int(os.environ.get("BENCH_CLIENTS", "16"))
+WEB_WORKERS = int(os.environ.get("BENCH_WEB_WORKERS", "2"))
+CELERY_CONCURRENCY = int(os.environ.get("BENCH_CELERY_CONCURRENCY", "2"))
+TARGET_RATE = 100.0
+TARGET_P95_MS = 100.0
+DRAIN_SECONDS = 90.0
+
+ZONE = "G1.U1.P1.Z1"
+AGENT = "G1.U1.P1.Z1.A1"
+QUEUE = f"maria-bench-{os.getpid()}"
+
+SEED = """
+import json
+import django
+django.setup()
+from coordinates.coordinate import parse
+from coordinates.selectors import zone_get
+from coordinates.services import policy_update, token_issue, zone_add
+from evidence.models import Paragraph
+from evidence.services import document_ingest
+
+zone = zone_add(coordinate=parse("G1.U1.P1.Z1"))
+policy_update(zone=zone, overrides={"tau": 0.3, "refusal_floor": 0.2, "floor": 0.05},
+              reason="bench: answers go the whole auto path", actor=None)
+_, key = token_issue(agent=parse("G1.U1.P1.Z1.A1"))
+texts = {
+    "travel": '''Travel and Expense Policy
+
+1. Scope
+This policy applies to all employees of the finance division.
+
+2. Approval
+Expenses above 500,000 yen require prior approval by the division head.
+Expenses of 500,000 yen or less are approved by the team manager.
+
+3. Reimbursement
+Approved expenses are reimbursed within 30 days of submission.
+''',
+    "security": '''Information Security Policy
+
+1. Passwords
+Passwords must be at least 12 characters long and are changed every 90 days.
+
+2. Incidents
+Security incidents are reported to the security team within 24 hours.
+''',
+    "procurement": '''Procurement Rules
+
+1. Quotes
+Purchases above 1,000,000 yen need three written quotes.
+
+2. Payment
+Suppliers are paid within 60 days of the invoice date.
+''',
+}
+for name, text in texts.items():
+    document_ingest(zone=zone_get(parse("G1.U1.P1.Z1")), raw=text, kind="policy",
+                    status="approved", title=name, key=name)
+claims = [
+    ("Expenses above 500,000 yen require prior approval by the division head.",
+     "500,000 yen require"),
+    ("Approved expenses are reimbursed within 30 days of submission.", "within 30 days"),
+    ("Passwords must be at least 12 characters long.", "12 characters"),
+    ("Security incidents are reported to the security team within 24 hours.", "24 hours"),
+    ("Purchases above 1,000,000 yen need three written quotes.", "three written quotes"),
+    ("Suppliers are paid within 60 days of the invoice date.", "60 days of the invoice"),
+]
+answers = []
+for text, anchor in claims:
+    paragraph = Paragraph.objects.get(text__contains=anchor, current=True)
+    answers.append({"text": text, "citations": [
+        {"document": paragraph.version.document_id, "paragraph": paragraph.number}]})
+print(json.dumps({"token": key, "claims": answers}))
+"""
+
+
+# --- setup -----------------------------------------------------------------------------------
+
+
+def _recreate_database() -> None:
+    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+        admin.execute(f"CREATE DATABASE {DATABASE}")
+
+
+def _drop_database() -> None:
+    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+
+
+def _base_env() -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DATABASE_", "REDIS_", "CELERY_", "DJANGO_"))
+    }
+    env.update(
+        DJANGO_SETTINGS_MODULE="maria.settings",
+        DATABASE_URL=f"{SERVER}/{DATABASE}",
+        LOG_LEVEL="WARNING",
+    )
+    return env
+
+
+def _service_env() -> dict[str, str]:
+    """What the server and the worker run with: production mode, a queue of their own."""
+    env = _base_env()
+    env.update(
+        REDIS_URL=REDIS,
+        CELERY_BROKER_URL=REDIS,
+        CELERY_TASK_ALWAYS_EAGER="0",
+        CELERY_TASK_DEFAULT_QUEUE=QUEUE,
+        CHANNELS_PREFIX=QUEUE,
+        DJANGO_DEBUG="0",
+        DJANGO_SECRET_KEY="bench-only-" + "x" * 40,
+        DJANGO_ALLOWED_HOSTS="127.0.0.1,localhost",
+        DJANGO_SECURE_SSL_REDIRECT="0",
+    )
+    return env
+
+
+def _run(command: list[str], env: dict[str, str]) -> str:
+    result = subprocess.run(  # noqa: S603 - our interpreter, fixed arguments
+        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False
+    )
+    if result.returncode != 0:
+        raise SystemExit(f"{' '.join(command[:3])} failed:\n{result.stderr[-3000:]}")
+    return result.stdout
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass
+class Services:
+    port: int
+    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def start(self, log_dir: Path) -> None:
+        env = _service_env()
+        web = [
+            sys.executable, "-m", "uvicorn", "maria.asgi:application",
+            "--host", "127.0.0.1", "--port", str(self.port), "--workers", str(WEB_WORKERS),
+            "--lifespan", "off", "--log-level", "warning", "--no-access-log",
+        ]  # fmt: skip
+        worker = [
+            sys.executable, "-m", "celery", "-A", "maria", "worker",
+            "--pool", "prefork", "--concurrency", str(CELERY_CONCURRENCY), "--queues", QUEUE,
+            "--hostname", f"{QUEUE}@%h", "--without-heartbeat", "--without-gossip",
+            "--without-mingle", "--loglevel", "WARNING",
+        ]  # fmt: skip
+        # Django: "When using ASGI, persistent connections should be disabled" (each request
+        # runs in a thread of its own, whose connection would otherwise stay open): with the
+        # project's default of 60 s the server ran PostgreSQL out of connections here.
+        web_env = {**env, "DATABASE_CONN_MAX_AGE": "0"}
+        for name, command, environment in (("web", web, web_env), ("worker", worker, env)):
+            with (log_dir / f"{name}.log").open("wb") as log:
+                self.processes.append(
+                    subprocess.Popen(  # noqa: S603 - our interpreter, fixed arguments
+                        command,
+                        cwd=ROOT,
+                        env=environment,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        start_new_session=True,  # its own process group: stopped as one below
+                    )
+                )
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+                connection.request("GET", "/healthz")
+                if connection.getresponse().status == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.3)
+        raise SystemExit("the server did not become healthy in time")
+
+    def stop(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)  # the group this script started
+        for process in self.processes:
+            try:
+                process.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(5)
+
+
+# --- load ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Sent:
+    scheduled: float
+    started: float
+    seconds: float
+    status: int
+    decision_id: int | None
+
+
+def _body(claims: list[dict[str, Any]], n: int) -> bytes:
+    claim = claims[n % len(claims)]
+    return json.dumps(
+        {
+            "question": f"Question {n}: what does the policy say?",
+            "answer": claim["text"],
+            "zone": ZONE,
+            "agent": AGENT,
+            "claims": [claim],
+        }
+    ).encode()
+
+
+def _drive(
+    port: int, token: str, claims: list[dict[str, Any]], total: int, rate: float, prefix: str
+) -> tuple[list[Sent], float]:
+    """Send `total` submissions paced at `rate`/s from CLIENTS threads (request i is due at
+    t0 + i/rate; a thread that falls behind sends at once, so in-flight stays bounded, and
+    nothing is sent later than 5 s after the last one was due)."""
+    results: list[Sent] = []
+    lock = threading.Lock()
+    t0 = time.perf_counter() + 0.5
+    stop_at = t0 + total / rate + 5.0
+
+    def client(k: int) -> None:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        for i in range(k, total, CLIENTS):
+            due = t0 + i / rate
+            now = time.perf_counter()
+            if now > stop_at:
+                break  # the server fell behind: what is left is not sent
+            if due > now:
+                time.sleep(due - now)
+            headers = {
+                "Authorization": f"Bearer {token}",
+                "Content-Type": "application/json",
+                "Idempotency-Key": f"{prefix}-{i}",
+            }
+            started = time.perf_counter()
+            try:
+                connection.request("POST", "/api/v1/decisions/", _body(claims, i), headers)
+                response = connection.getresponse()
+                payload = response.read()
+                status = response.status
+            except (OSError, http.client.HTTPException):
+                connection.close()
+                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                payload, status = b"", 599
+            seconds = time.perf_counter() - started
+            decision_id = json.loads(payload)["id"] if status in (200, 201) else None
+            with lock:
+                results.append(Sent(due, started, seconds, status, decision_id))
+        connection.close()
+
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(CLIENTS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results, t0
+
+
+def _graded_count(db: psycopg.Connection[Any], ids: list[int]) -> int:
+    row = db.execute(
+        "SELECT count(*) FROM decisions_decision WHERE id = ANY(%s) AND gate <> ''", [ids]
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _gated_latencies(db: psycopg.Connection[Any], ids: list[int]) -> tuple[list[float], float]:
+    """Per decision, seconds from its creation to its `decision.validated` event; and the
+    span from the first creation to the last validation."""
+    rows = db.execute(
+        """
+        SELECT d.created_at, e.created_at
+        FROM decisions_decision d
+        JOIN decisions_decisionevent e ON e.decision_id = d.id AND e.kind = 'decision.validated'
+        WHERE d.id = ANY(%s)
+        """,
+        [ids],
+    ).fetchall()
+    if not rows:
+        return [], 0.0
+    latencies = [(validated - created).total_seconds() for created, validated in rows]
+    span = (max(v for _, v in rows) - min(c for c, _ in rows)).total_seconds()
+    return latencies, span
+
+
+def _pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+# --- profile (in this process, against the same database) ------------------------------------
+
+
+def _profile(token: str, claims: list[dict[str, Any]]) -> None:
+    """One submission and one validation: wall time, queries, and time holding the zone lock."""
+    os.environ.update(_base_env())
+    os.environ["CELERY_TASK_ALWAYS_EAGER"] = "1"
+    os.environ["DJANGO_DEBUG"] = "0"
+    os.environ["DJANGO_SECRET_KEY"] = "bench-only-" + "x" * 40
+    os.environ["DJANGO_ALLOWED_HOSTS"] = "127.0.0.1,testserver"
+    os.environ["DJANGO_SECURE_SSL_REDIRECT"] = "0"
+    import django
+
+    django.setup()
+    from django.db import connection, transaction
+    from django.test.utils import CaptureQueriesContext
+    from rest_framework.test import APIClient
+
+    from decisions import services
+    from decisions.models import Decision
+
+    scheduled: list[tuple[int, str]] = []
+    services._schedule_validation = lambda d, b: scheduled.append((d, b))  # type: ignore[assignment]
+    held: list[float] = []
+    begin = services._begin
+
+    def timed_begin(zone: str) -> None:
+        # From asking for the zone's trail lock (the first statement of every change) to the
+        # end of the transaction that holds it: registered first, this runs first on commit.
+        start = time.perf_counter()
+        transaction.on_commit(lambda: held.append(time.perf_counter() - start))
+        begin(zone)
+
+    services._begin = timed_begin  # type: ignore[assignment]
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    submit_s, validate_s, submit_q, validate_q, submit_lock, validate_lock = [], [], [], [], [], []
+    for n in range(30):
+        held.clear()
+        with CaptureQueriesContext(connection) as queries:
+            start = time.perf_counter()
+            response = client.post(
+                "/api/v1/decisions/", _body(claims, n), content_type="application/json"
+            )
+            submit_s.append(time.perf_counter() - start)
+        assert response.status_code == 201, response.content
+        submit_q.append(len(queries))
+        submit_lock.append(sum(held))
+        decision_id, bundle_hash = scheduled.pop()
+        held.clear()
+        with CaptureQueriesContext(connection) as queries:
+            start = time.perf_counter()
+            services.decision_validate(decision_id=decision_id, bundle_hash=bundle_hash)
+            validate_s.append(time.perf_counter() - start)
+        validate_q.append(len(queries))
+        validate_lock.append(sum(held))
+        assert Decision.objects.get(pk=decision_id).gate
+    services._begin = begin  # type: ignore[assignment]
+
+    def ms(values: list[float]) -> str:
+        return f"{statistics.median(values) * 1000:6.1f} ms"
+
+    per_decision = statistics.median(submit_lock) + statistics.median(validate_lock)
+    print("profile (this process, serial, median of 30):")
+    print(f"  submit request   {ms(submit_s)}, {statistics.median(submit_q):.0f} queries")
+    print(f"  validate + route {ms(validate_s)}, {statistics.median(validate_q):.0f} queries")
+    print(f"  zone trail lock held: submit {ms(submit_lock)}, validate {ms(validate_lock)}")
+    print(
+        f"  -> one zone's changes run one at a time: at most ~{1 / per_decision:.0f} "
+        "decisions/s per zone on this machine, whatever the number of workers"
+    )
+    connection.close()
+
+
+# --- main ------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    cores = os.cpu_count() or 1
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"cores: {cores}; load average (1, 5, 15 min): {load}")
+    total = int(RATE * SECONDS)
+    print(
+        f"offered: {RATE:.0f} submissions/s for {SECONDS:.0f} s ({total} requests), at most "
+        f"{CLIENTS} in flight; uvicorn x{WEB_WORKERS}, celery prefork x{CELERY_CONCURRENCY}"
+    )
+    _recreate_database()
+    log_dir = ROOT / "var" / "bench_pipeline"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    services = Services(port=_free_port())
+    try:
+        _run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], _base_env())
+        seeded = json.loads(_run([sys.executable, "-c", SEED], _base_env()).splitlines()[-1])
+        token, claims = seeded["token"], seeded["claims"]
+        services.start(log_dir)
+        services.wait_ready()
+        with psycopg.connect(f"{SERVER}/{DATABASE}", autocommit=True) as db:
+            _load(services.port, token, claims, total, db)
+        services.stop()
+        _profile(token, claims)
+    finally:
+        services.stop()
+        if not os.environ.get("BENCH_KEEP"):
+            _drop_database()
+    print(f"server and worker logs: {log_dir}")
+
+
+def _load(
+    port: int, token: str, claims: list[dict[str, Any]], total: int, db: psycopg.Connection[Any]
+) -> None:
+    # warm up: imports, connections, the embedder, in both web and worker processes
+    warm, _ = _drive(port, token, claims, 40, 20.0, "warm")
+    warm_ids = [s.decision_id for s in warm if s.decision_id is not None]
+    deadline = time.monotonic() + 60
+    while _graded_count(db, warm_ids) < len(warm_ids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+    polled: list[tuple[float, int]] = []
+    ids: list[int] = []
+    done = threading.Event()
+
+    def poll() -> None:
+        # How many of this run's decisions are graded, every 0.5 s, by count since t0.
+        with psycopg.connect(f"{SERVER}/{DATABASE}", autocommit=True) as conn:
+            while not done.is_set():
+                row = conn.execute(
+                    "SELECT count(*) FROM decisions_decision WHERE gate <> '' AND id > %s",
+                    [max(warm_ids or [0])],
+                ).fetchone()
+                polled.append((time.perf_counter(), int(row[0]) if row else 0))
+                done.wait(0.5)
+
+    poller = threading.Thread(target=poll)
+    poller.start()
+    sent, t0 = _drive(port, token, claims, total, RATE, "load")
+    load_end = max(s.started + s.seconds for s in sent)
+    ids = [s.decision_id for s in sent if s.decision_id is not None]
+    deadline = time.monotonic() + DRAIN_SECONDS
+    while _graded_count(db, ids) < len(ids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    drained = time.perf_counter()
+    done.set()
+    poller.join()
+
+    statuses = Counter(s.status for s in sent)
+    ok = [s for s in sent if s.status in (200, 201)]
+    elapsed = load_end - t0
+    accepted_rate = len(ok) / elapsed
+    latency_ms = [s.seconds * 1000 for s in ok]
+    lag = [max(0.0, s.started - s.scheduled) for s in sent]
+    graded = _graded_count(db, ids)
+    at_load_end = max((n for t, n in polled if t <= load_end), default=0)
+    latencies, span = _gated_latencies(db, ids)
+    gated_rate = len(latencies) / span if span else 0.0
+    p95 = _pct(latency_ms, 0.95)
+
+    def verdict(ok: bool) -> str:
+        return "OK" if ok else "MISS"
+
+    print(f"responses: {dict(sorted(statuses.items()))}; not sent in time: {total - len(sent)}")
+    print(
+        f"submissions accepted: {accepted_rate:6.1f}/s over {elapsed:.1f} s "
+        f"(target >= {TARGET_RATE:.0f}/s: {verdict(accepted_rate >= TARGET_RATE)}); "
+        f"client lag behind schedule p95 {_pct(lag, 0.95) * 1000:.0f} ms"
+    )
+    print(
+        f"submit API latency: p50 {_pct(latency_ms, 0.5):.0f} ms, p95 {p95:.0f} ms "
+        f"(target <= {TARGET_P95_MS:.0f} ms: {verdict(p95 <= TARGET_P95_MS)}), "
+        f"p99 {_pct(latency_ms, 0.99):.0f} ms, max {max(latency_ms, default=0):.0f} ms"
+    )
+    print(
+        f"graded: {gated_rate:6.1f}/s sustained from first submission to last gate "
+        f"(target >= {TARGET_RATE:.0f}/s: {verdict(gated_rate >= TARGET_RATE)}); "
+        f"{at_load_end} of {len(ids)} graded when the load ended, {graded} after "
+        f"{drained - load_end:.1f} s more"
+    )
+    lat_ms = [x * 1000 for x in latencies]
+    print(
+        f"submit -> gated latency: p50 {_pct(lat_ms, 0.5):.0f} ms, "
+        f"p95 {_pct(lat_ms, 0.95):.0f} ms, max {max(lat_ms, default=0):.0f} ms"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,142 @@
+"""The organisational knowledge graph as rows: typed nodes, typed weighted directed edges, and
+the change log that lets every process bring its in-memory CSR index up to date incrementally.
+
+Imported at the end of evidence/models.py so that Django registers these models in the
+evidence app.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+from evidence.graph.types import EdgeType, NodeType
+
+
+class NodeKind(models.TextChoices):
+    PERSON = NodeType.PERSON.value, "Person"
+    DECISION = NodeType.DECISION.value, "Decision"
+    AMOUNT = NodeType.AMOUNT.value, "Amount"
+    DEADLINE = NodeType.DEADLINE.value, "Deadline"
+    DOCUMENT = NodeType.DOCUMENT.value, "Document"
+    POLICY = NodeType.POLICY.value, "Policy"
+    RISK = NodeType.RISK.value, "Risk"
+
+
+class EdgeKind(models.TextChoices):
+    APPROVED_BY = EdgeType.APPROVED_BY.value, "approved by"
+    PROPOSED_BY = EdgeType.PROPOSED_BY.value, "proposed by"
+    DEPENDS_ON = EdgeType.DEPENDS_ON.value, "depends on"
+    CONSTRAINED_BY = EdgeType.CONSTRAINED_BY.value, "constrained by"
+    ALLOCATED_FROM = EdgeType.ALLOCATED_FROM.value, "allocated from"
+    DEADLINE_FOR = EdgeType.DEADLINE_FOR.value, "deadline for"
+    ESCALATED_TO = EdgeType.ESCALATED_TO.value, "escalated to"
+    REFERENCES = EdgeType.REFERENCES.value, "references"
+    MITIGATES = EdgeType.MITIGATES.value, "mitigates"
+    CAUSED_BY = EdgeType.CAUSED_BY.value, "caused by"
+
+
+class EdgeOrigin(models.TextChoices):
+    PIPELINE = "pipeline", "Decision pipeline"
+    EXTRACTION = "extraction", "Extracted from a document"
+    MANUAL = "manual", "Entered over the API"
+    IMPORT = "import", "Bulk import"
+
+
+class GraphNode(models.Model):
+    """An entity: a person or agent, a decision, an amount, a deadline, a document, a policy
+    or a risk. `key` names it stably ("decision:12", "agent:G1.U1.P1.Z1.A2")."""
+
+    key = models.CharField(max_length=200, unique=True)
+    node_type = models.CharField(max_length=16, choices=NodeKind.choices)
+    label = models.CharField(max_length=300)
+    # The zone it belongs to; blank for people and policies shared across zones.
+    zone = models.CharField(max_length=64, blank=True, db_index=True)
+    attributes = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class GraphEdge(models.Model):
+    """source --edge_type--> target with weight * confidence as its strength at `occurred_at`.
+
+    Stale edges (no current document supports them any more) are kept for history and only
+    down-weighted by the index; deleting an edge is an explicit act with a trail event.
+    """
+
+    source = models.ForeignKey(GraphNode, on_delete=models.CASCADE, related_name="out_edges")
+    target = models.ForeignKey(GraphNode, on_delete=models.CASCADE, related_name="in_edges")
+    edge_type = models.CharField(max_length=16, choices=EdgeKind.choices)
+    weight = models.FloatField(default=1.0)
+    confidence = models.FloatField(default=1.0)
+    occurred_at = models.DateTimeField()
+    stale = models.BooleanField(default=False)
+    zone = models.CharField(max_length=64, db_index=True)  # whose edge it is (scoping, trail)
+    origin = models.CharField(max_length=16, choices=EdgeOrigin.choices)
+    # The document whose versions assert an extracted edge, and the newest version that did.
+    document = models.ForeignKey(
+        "evidence.Document", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    document_version = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["source", "target", "edge_type"], name="graph_edge_unique_typed_pair"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(confidence__gte=0.0, confidence__lte=1.0),
+                name="graph_edge_confidence_unit",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(weight__gt=0.0, weight__lte=1.0),
+                name="graph_edge_weight_unit",
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(source=models.F("target")), name="graph_edge_no_self_loop"
+            ),
+        ]
+        indexes = [models.Index(fields=["document", "origin"], name="graph_edge_document")]
+
+    def __str__(self) -> str:
+        return f"{self.source_id} -{self.edge_type}-> {self.target_id}"
+
+
+class GraphState(models.Model):
+    """One row: the graph's generation and the random token of its latest change. Writers
+    bump it under a row lock, so changes commit in generation order with no gaps."""
+
+    generation = models.BigIntegerField(default=0)
+    token = models.CharField(max_length=32, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"graph generation {self.generation}"
+
+
+class GraphChange(models.Model):
+    """One change of one generation, in the form an in-memory index applies it.
+
+    op is node | node_delete | edge | edge_delete | reload; `data` holds the values. A process
+    whose index is at generation g replays g+1.. in order; any doubt (a missing row, another
+    token at g after a rollback) means a full reload instead.
+    """
+
+    generation = models.BigIntegerField(unique=True)
+    token = models.CharField(max_length=32)
+    op = models.CharField(max_length=16)
+    data = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["generation"]
+
+    def __str__(self) -> str:
+        return f"graph change {self.generation} {self.op}"

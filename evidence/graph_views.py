@@ -1,0 +1,34 @@
+"""Web pages of the knowledge graph: the explorer and the responsibility fragment that the
+decision page includes. Thin: the pages draw what the REST API returns."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from coordinates.coordinate import Level
+from coordinates.selectors import visible_zones
+from decisions.models import Decision
+from evidence.selectors import in_scopes, reader_scopes
+
+
+@login_required
+def explorer(request: HttpRequest) -> HttpResponse:
+    """Ask the graph a question in a zone; see the evidence subgraph, its cohesion against the
+    zone's threshold, the gate outcome, structural gaps and risk concentration."""
+    zones = [z.coordinate for z in visible_zones(request.user) if z.level == Level.ZONE]
+    return render(
+        request,
+        "graph/explorer.html",
+        {"zones": sorted(zones), "zone": request.GET.get("zone") or (zones[0] if zones else "")},
+    )
+
+
+@login_required
+def responsibility_fragment(request: HttpRequest, pk: int) -> HttpResponse:
+    """The responsibility chain of one decision as a picture (for the decision page)."""
+    zone = Decision.objects.filter(pk=pk).values_list("zone", flat=True).first()
+    if zone is None or not in_scopes(zone, reader_scopes(request.user)):
+        raise Http404
+    return render(request, "graph/_responsibility.html", {"decision_id": pk})

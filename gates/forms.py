@@ -1,0 +1,78 @@
+"""Forms of the web pages: queue and audit filters, the policy edit, role grants."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from coordinates import policy as zone_policy
+from coordinates.models import Role
+from decisions.models import Gate, State
+
+_INT_FIELDS = {"required_evidence", "hops", "approvals_required"}
+
+
+class AuditFilterForm(forms.Form):
+    zone = forms.CharField(required=False, max_length=64, label=_("Zone"))
+    state = forms.ChoiceField(
+        required=False, choices=[("", _("any")), *list(State.choices)], label=_("State")
+    )
+    gate = forms.ChoiceField(
+        required=False, choices=[("", _("any")), *list(Gate.choices)], label=_("Gate")
+    )
+    agent = forms.CharField(required=False, max_length=64, label=_("Agent"))
+    reviewer = forms.CharField(required=False, max_length=150, label=_("Reviewer"))
+    since = forms.DateField(
+        required=False, label=_("From"), widget=forms.DateInput(attrs={"type": "date"})
+    )
+    until = forms.DateField(
+        required=False, label=_("To"), widget=forms.DateInput(attrs={"type": "date"})
+    )
+    q = forms.CharField(required=False, max_length=200, label=_("Text"))
+
+
+class PolicyForm(forms.Form):
+    """The zone's own overrides; a blank field inherits from above."""
+
+    reason = forms.CharField(
+        label=_("Why this change"), max_length=2000, widget=forms.TextInput(), required=False
+    )
+
+    def __init__(self, *args: Any, inherited: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        inherited = inherited or {}
+        for name in zone_policy.FIELD_NAMES:
+            placeholder = inherited.get(name, getattr(zone_policy.SYSTEM_DEFAULT, name))
+            widget_attrs = {"placeholder": str(placeholder), "step": "any"}
+            if name in _INT_FIELDS:
+                field: forms.Field = forms.IntegerField(
+                    required=False, widget=forms.NumberInput(attrs=widget_attrs)
+                )
+            else:
+                field = forms.FloatField(
+                    required=False, widget=forms.NumberInput(attrs=widget_attrs)
+                )
+            field.label = name
+            self.fields[name] = field
+        self.order_fields([*zone_policy.FIELD_NAMES, "reason"])
+
+    def overrides(self) -> dict[str, Any]:
+        return {
+            name: self.cleaned_data[name]
+            for name in zone_policy.FIELD_NAMES
+            if self.cleaned_data.get(name) is not None
+        }
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        present = {n: cleaned[n] for n in zone_policy.FIELD_NAMES if cleaned.get(n) is not None}
+        for problem in zone_policy.check_overrides(present):
+            self.add_error(problem.field if problem.field in self.fields else None, problem.message)
+        return cleaned
+
+
+class GrantForm(forms.Form):
+    username = forms.CharField(max_length=150, label=_("User"))
+    role = forms.ChoiceField(choices=Role.choices, label=_("Role"))

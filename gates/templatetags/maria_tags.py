@@ -1,0 +1,66 @@
+"""Small formatting filters for the pages (numbers, bar widths, ages)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django import template
+from django.utils import timezone
+
+register = template.Library()
+
+BAR_WIDTH = 240
+
+
+@register.filter
+def bar_px(value: Any, width: int = BAR_WIDTH) -> int:
+    """A value in [0, 1] as pixels of a bar `width` wide (clipped)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0
+    return round(max(0.0, min(1.0, number)) * int(width))
+
+
+@register.filter
+def num(value: Any, places: int = 2) -> str:
+    try:
+        return f"{float(value):.{int(places)}f}"
+    except (TypeError, ValueError):
+        return "–"
+
+
+@register.filter
+def age(moment: datetime | None) -> str:
+    """How long ago, compactly: 3d 4h, 2h 5m, 40s."""
+    if moment is None:
+        return "–"
+    return span((timezone.now() - moment).total_seconds())
+
+
+def span(seconds: float) -> str:
+    sign = "-" if seconds < 0 else ""
+    s = int(abs(seconds))
+    days, s = divmod(s, 86400)
+    hours, s = divmod(s, 3600)
+    minutes, s = divmod(s, 60)
+    if days:
+        return f"{sign}{days}d {hours}h"
+    if hours:
+        return f"{sign}{hours}h {minutes}m"
+    if minutes:
+        return f"{sign}{minutes}m {s}s"
+    return f"{sign}{s}s"
+
+
+@register.filter
+def until(moment: datetime | None) -> str:
+    if moment is None:
+        return "–"
+    return span((moment - timezone.now()).total_seconds())
+
+
+@register.filter
+def get(mapping: Any, key: str) -> Any:
+    return mapping.get(key) if hasattr(mapping, "get") else None

@@ -1,0 +1,417 @@
+"""The web pages: reviewer queue and decision page, zone admin, auditor trail browser.
+
+Thin: reads come from `gates.selectors`, writes go through the services of `decisions` and
+`coordinates`, which check again who may act. Every page checks the user's scope on the
+server: a decision or zone outside it is a 404, a page for a role the user lacks a 403.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from functools import wraps
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from coordinates import policy as zone_policy
+from coordinates.models import RoleAssignment
+from coordinates.selectors import effective_policy, policy_history
+from coordinates.services import policy_update, role_grant, role_revoke
+from decisions import services
+from decisions.models import Decision, Gate, State
+from gates import selectors
+from gates.forms import AuditFilterForm, GrantForm, PolicyForm
+from gates.models import SavedFilter
+from gates.whatif import gate_rows
+from maria.errors import ApplicationError
+
+View = Callable[..., HttpResponse | StreamingHttpResponse]
+
+
+def role_required(roles: Iterable[str]) -> Callable[[View], View]:
+    """Logged in and holding one of `roles` somewhere; otherwise 403."""
+    wanted = tuple(roles)
+
+    def decorate(view: View) -> View:
+        @login_required
+        @wraps(view)
+        def wrapper(
+            request: HttpRequest, *args: Any, **kwargs: Any
+        ) -> HttpResponse | StreamingHttpResponse:
+            scopes = selectors.scopes_of(request.user, wanted)
+            if scopes is not None and not scopes:
+                raise PermissionDenied("this page needs a role you do not hold")
+            return view(request, *args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+# --- reviewer queue ------------------------------------------------------------------------
+
+
+def _queue_context(request: HttpRequest) -> dict[str, Any]:
+    filters = selectors.QueueFilters.from_query(request.GET)
+    return {
+        "filters": filters,
+        "filter_query": urlencode(filters.as_query()),
+        "rows": selectors.queue_rows(request.user, filters),
+        "now": timezone.now(),
+    }
+
+
+@require_GET
+@role_required(selectors.REVIEW_ROLES)
+def queue(request: HttpRequest) -> HttpResponse:
+    context = _queue_context(request)
+    context.update(
+        zones=selectors.queue_zones(request.user),
+        gates=Gate.choices,
+        states=[
+            ("", _("all waiting")),
+            ("unclaimed", _("unclaimed")),
+            ("claimed", _("claimed")),
+            ("mine", _("claimed by me")),
+            ("escalated", _("escalated")),
+        ],
+        saved=SavedFilter.objects.filter(user__pk=int(request.user.pk or 0)),
+    )
+    return render(request, "queue/queue.html", context)
+
+
+@require_GET
+@role_required(selectors.REVIEW_ROLES)
+def queue_rows(request: HttpRequest) -> HttpResponse:
+    """The queue's rows alone: the page reloads them when the socket says something moved."""
+    return render(request, "queue/_rows.html", _queue_context(request))
+
+
+@require_POST
+@role_required(selectors.REVIEW_ROLES)
+def filter_save(request: HttpRequest) -> HttpResponse:
+    name = request.POST.get("name", "").strip()[:80]
+    filters = selectors.QueueFilters.from_query(request.POST)
+    if not name:
+        messages.error(request, _("Give the filter a name."))
+    else:
+        SavedFilter.objects.update_or_create(
+            user_id=request.user.pk, name=name, defaults={"query": urlencode(filters.as_query())}
+        )
+        messages.success(request, _("Filter saved."))
+    return redirect(f"{reverse('queue')}?{urlencode(filters.as_query())}")
+
+
+@require_POST
+@role_required(selectors.REVIEW_ROLES)
+def filter_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    get_object_or_404(SavedFilter, pk=pk, user_id=request.user.pk).delete()
+    return redirect("queue")
+
+
+def _decision_context(decision: Decision) -> dict[str, Any]:
+    report = decision.report
+    return {
+        "decision": decision,
+        "claims": selectors.decision_claims(decision),
+        "contradictions": (report.body.get("contradictions", []) if report is not None else []),
+        "bars": selectors.score_bars(decision),
+        "policy": report.policy if report is not None else {},
+        "events": selectors.decision_events(decision),
+        "approvals": decision.approvals.select_related("reviewer").order_by("pk"),
+    }
+
+
+@require_GET
+@role_required(selectors.REVIEW_ROLES)
+def decision_page(request: HttpRequest, pk: int) -> HttpResponse:
+    decision = selectors.decision_for(request.user, pk, selectors.REVIEW_ROLES)
+    context = _decision_context(decision)
+    now = timezone.now()
+    held = (
+        decision.claimed_by_id is not None
+        and decision.claimed_until is not None
+        and decision.claimed_until > now
+    )
+    context.update(
+        held_by=decision.claimed_by.get_username() if held and decision.claimed_by else None,
+        mine=held and decision.claimed_by_id == request.user.pk,
+        open=decision.state == State.APPROVAL_REQUIRED,
+    )
+    return render(request, "decision/decision.html", context)
+
+
+ACTIONS: dict[str, Callable[..., Decision]] = {
+    "claim": services.decision_claim,
+    "release": services.decision_release,
+    "approve": services.decision_approve,
+    "reject": services.decision_reject,
+}
+
+
+def _who_acted_first(decision_id: int, error: ApplicationError) -> str:
+    decision = Decision.objects.filter(pk=decision_id).first()
+    last = selectors.last_actor(decision) if decision is not None else None
+    if last is None:
+        return error.message
+    actor, kind, at = last
+    return _("%(message)s — %(actor)s acted first (%(kind)s at %(at)s).") % {
+        "message": error.message,
+        "actor": actor,
+        "kind": kind,
+        "at": timezone.localtime(at).strftime("%Y-%m-%d %H:%M:%S"),
+    }
+
+
+@require_POST
+@role_required(selectors.REVIEW_ROLES)
+def decision_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
+    if action not in ACTIONS:
+        raise Http404("no such action")
+    # The page shows nothing of a decision outside the user's zones; neither does an action.
+    selectors.decision_for(request.user, pk, selectors.REVIEW_ROLES)
+    kwargs: dict[str, Any] = {"decision_id": pk, "user": request.user}
+    if action in ("approve", "reject"):
+        kwargs["reason"] = request.POST.get("reason", "")
+    try:
+        ACTIONS[action](**kwargs)
+    except ApplicationError as error:
+        if error.status_code == 404:
+            raise Http404(error.message) from None
+        if error.status_code == 409:
+            messages.error(request, _who_acted_first(pk, error))
+        else:
+            messages.error(request, error.message)
+        return redirect("decision-page", pk=pk)
+    done = {
+        "claim": _("You hold decision %(id)s."),
+        "release": _("Decision %(id)s is back in the queue."),
+        "approve": _("Decision %(id)s approved."),
+        "reject": _("Decision %(id)s rejected."),
+    }
+    messages.success(request, done[action] % {"id": pk})
+    if action in ("approve", "reject"):
+        return redirect("queue")
+    return redirect("decision-page", pk=pk)
+
+
+# --- auditor -------------------------------------------------------------------------------
+
+
+def _audit_filters(request: HttpRequest) -> tuple[AuditFilterForm, selectors.AuditFilters]:
+    form = AuditFilterForm(request.GET or None)
+    data: dict[str, Any] = form.cleaned_data if form.is_valid() else {}
+    return form, selectors.AuditFilters(
+        zone=data.get("zone", ""),
+        state=data.get("state", ""),
+        gate=data.get("gate", ""),
+        agent=data.get("agent", ""),
+        reviewer=data.get("reviewer", ""),
+        since=data.get("since"),
+        until=data.get("until"),
+        q=data.get("q", ""),
+    )
+
+
+@require_GET
+@role_required(selectors.AUDIT_ROLES)
+def audit_search(request: HttpRequest) -> HttpResponse:
+    form, filters = _audit_filters(request)
+    paginator = Paginator(selectors.audit_decisions(request.user, filters), selectors.AUDIT_PAGE)
+    page = paginator.get_page(request.GET.get("page"))
+    range_query = urlencode({k: v for k, v in filters.as_query().items() if k in ("zone", "since")})
+    return render(
+        request,
+        "auditor/search.html",
+        {
+            "form": form,
+            "page": page,
+            "query": urlencode(filters.as_query()),
+            "range_query": range_query,
+            "filters": filters,
+        },
+    )
+
+
+@require_GET
+@role_required(selectors.AUDIT_ROLES)
+def audit_decision(request: HttpRequest, pk: int) -> HttpResponse:
+    decision = selectors.decision_for(request.user, pk, selectors.AUDIT_ROLES)
+    context = _decision_context(decision)
+    context["range_query"] = urlencode({"zone": decision.zone})
+    return render(request, "auditor/decision.html", context)
+
+
+@require_GET
+@role_required(selectors.AUDIT_ROLES)
+def audit_verify(request: HttpRequest) -> HttpResponse:
+    """Verify the shown range (zone, since). Read-only: it only reads the trail."""
+    _, filters = _audit_filters(request)
+    scopes = selectors.audit_range(request.user, filters.zone)
+    report = selectors.trail_verify(scopes, filters.since)
+    return render(
+        request,
+        "auditor/verify.html",
+        {"report": report, "filters": filters, "range_query": urlencode(filters.as_query())},
+    )
+
+
+@require_GET
+@role_required(selectors.AUDIT_ROLES)
+def audit_export(request: HttpRequest) -> StreamingHttpResponse:
+    _, filters = _audit_filters(request)
+    scopes = selectors.audit_range(request.user, filters.zone)
+    stamp = datetime.now(tz=timezone.get_current_timezone()).strftime("%Y%m%dT%H%M%S")
+    response = StreamingHttpResponse(
+        selectors.trail_export(scopes, filters.since), content_type="application/x-ndjson"
+    )
+    response["Content-Disposition"] = f'attachment; filename="maria-trail-{stamp}.jsonl"'
+    return response
+
+
+# --- zone admin ----------------------------------------------------------------------------
+
+
+@require_GET
+@role_required(selectors.ADMIN_ROLES)
+def zone_tree(request: HttpRequest) -> HttpResponse:
+    tree = selectors.policy_tree(selectors.admin_zones(request.user))
+    return render(
+        request,
+        "zone_admin/tree.html",
+        {"rows": list(selectors.flatten(tree)), "fields": selectors.SHOWN_FIELDS},
+    )
+
+
+def _zone_context(zone: Any, form: PolicyForm, grant: GrantForm) -> dict[str, Any]:
+    effective = effective_policy(zone.coord)
+    values = effective.values.as_dict()
+    return {
+        "zone": zone,
+        "form": form,
+        "grant": grant,
+        "effective": [
+            (name, values[name], effective.sources[name], name in effective.own)
+            for name in zone_policy.FIELD_NAMES
+        ],
+        "history": policy_history(zone),
+        "assignments": selectors.zone_assignments(zone),
+        "whatif_days": selectors.settings.MARIA_WHATIF_DAYS,
+    }
+
+
+def _inherited(zone: Any) -> dict[str, Any]:
+    parent = zone.coord.parent
+    return effective_policy(parent).values.as_dict() if parent is not None else {}
+
+
+@require_http_methods(["GET", "POST"])
+@role_required(selectors.ADMIN_ROLES)
+def zone_edit(request: HttpRequest, coordinate: str) -> HttpResponse:
+    zone = selectors.zone_for_admin(request.user, coordinate)
+    own = effective_policy(zone.coord).own
+    if request.method == "POST":
+        form = PolicyForm(request.POST, inherited=_inherited(zone))
+        if form.is_valid():
+            reason = form.cleaned_data.get("reason") or ""
+            if not reason.strip():
+                form.add_error("reason", _("A reason is required for every policy change."))
+            else:
+                try:
+                    version = policy_update(
+                        zone=zone,
+                        overrides=form.overrides(),
+                        reason=reason,
+                        actor=request.user,  # type: ignore[arg-type]  # login_required
+                    )
+                except ApplicationError as error:
+                    field = error.field if error.field in form.fields else None
+                    form.add_error(field, error.message)
+                else:
+                    messages.success(
+                        request,
+                        _("Saved as version %(v)s.") % {"v": version.version},
+                    )
+                    return redirect("zone-edit", coordinate=zone.coordinate)
+    else:
+        form = PolicyForm(initial=own, inherited=_inherited(zone))
+    return render(request, "zone_admin/zone.html", _zone_context(zone, form, GrantForm()))
+
+
+@require_POST
+@role_required(selectors.ADMIN_ROLES)
+def zone_preview(request: HttpRequest, coordinate: str) -> HttpResponse:
+    """The what-if table for the values in the form; changes nothing (POST only because the
+    form is large and carries the CSRF token like every other form)."""
+    zone = selectors.zone_for_admin(request.user, coordinate)
+    form = PolicyForm(request.POST, inherited=_inherited(zone))
+    problems: list[str] = []
+    result = None
+    if form.is_valid():
+        overrides = form.overrides()
+        merged = effective_policy(
+            zone.coord, replace=(zone.coordinate, zone_policy.normalise_overrides(overrides))
+        ).values
+        problems = [f"{p.field}: {p.message}" for p in zone_policy.check_effective(merged)]
+        if not problems:
+            result = selectors.zone_whatif(zone, overrides)
+    else:
+        problems = [f"{k}: {' '.join(str(e) for e in v)}" for k, v in form.errors.items()]
+    return render(
+        request,
+        "zone_admin/_whatif.html",
+        {
+            "problems": problems,
+            "result": result,
+            "rows": gate_rows(result) if result is not None else [],
+            "days": selectors.settings.MARIA_WHATIF_DAYS,
+        },
+    )
+
+
+@require_POST
+@role_required(selectors.ADMIN_ROLES)
+def zone_grant(request: HttpRequest, coordinate: str) -> HttpResponse:
+    zone = selectors.zone_for_admin(request.user, coordinate)
+    form = GrantForm(request.POST)
+    if form.is_valid():
+        user = get_user_model().objects.filter(username=form.cleaned_data["username"]).first()
+        if user is None:
+            messages.error(request, _("No user of that name."))
+        else:
+            try:
+                role_grant(
+                    user=user,
+                    role=form.cleaned_data["role"],
+                    scope=zone.coord,
+                    granted_by=request.user,  # type: ignore[arg-type]
+                )
+            except ApplicationError as error:
+                messages.error(request, error.message)
+            else:
+                messages.success(request, _("Role granted."))
+    else:
+        messages.error(request, _("Choose a user and a role."))
+    return redirect("zone-edit", coordinate=zone.coordinate)
+
+
+@require_POST
+@role_required(selectors.ADMIN_ROLES)
+def zone_revoke(request: HttpRequest, coordinate: str, pk: int) -> HttpResponse:
+    zone = selectors.zone_for_admin(request.user, coordinate)
+    assignment = get_object_or_404(RoleAssignment, pk=pk, scope=zone.coordinate)
+    role_revoke(user=assignment.user, role=assignment.role, scope=zone.coord)
+    messages.success(request, _("Role revoked."))
+    return redirect("zone-edit", coordinate=zone.coordinate)

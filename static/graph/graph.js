@@ -1,0 +1,130 @@
+/* The graph pages: draw evidence subgraphs and responsibility chains with Cytoscape.js.
+   Data comes from the REST API (same origin, session cookie); no inline script (CSP). */
+(function () {
+  "use strict";
+  var NODE_COLOUR = {
+    person: "#4e79a7", decision: "#f28e2b", amount: "#59a14f", deadline: "#edc948",
+    document: "#76b7b2", policy: "#b07aa1", risk: "#e15759"
+  };
+  var EDGE_COLOUR = {
+    approved_by: "#1f77b4", proposed_by: "#ff7f0e", depends_on: "#2ca02c",
+    constrained_by: "#9467bd", allocated_from: "#8c564b", deadline_for: "#bcbd22",
+    escalated_to: "#d62728", references: "#7f7f7f", mitigates: "#17becf", caused_by: "#e377c2"
+  };
+
+  function red(share) {
+    var s = Math.max(0, Math.min(1, share || 0));
+    var g = Math.round(255 * (1 - s));
+    return "rgb(255," + g + "," + g + ")";
+  }
+
+  function draw(container, nodes, edges, gaps) {
+    var elements = [];
+    nodes.forEach(function (n) {
+      elements.push({ data: {
+        id: n.key, label: n.label, type: n.type,
+        colour: NODE_COLOUR[n.type] || "#999", ring: red(n.risk), ringWidth: n.risk ? 2 + 8 * n.risk : 1
+      } });
+    });
+    edges.forEach(function (e, i) {
+      elements.push({ data: {
+        id: "e" + i, source: e.source, target: e.target, label: e.type,
+        colour: EDGE_COLOUR[e.type] || "#999", width: 1 + 3 * (e.weight || 0), line: "solid"
+      } });
+    });
+    (gaps || []).forEach(function (pair, i) {
+      elements.push({ data: {
+        id: "gap" + i, source: pair[0], target: pair[1], label: "gap",
+        colour: "#b3261e", width: 2, line: "dashed"
+      } });
+    });
+    return window.cytoscape({
+      container: container,
+      elements: elements,
+      layout: { name: "breadthfirst", directed: true, spacingFactor: 1.2 },
+      style: [
+        { selector: "node", style: {
+          "background-color": "data(colour)", "label": "data(label)", "font-size": 10,
+          "text-wrap": "ellipsis", "text-max-width": 140,
+          "border-color": "data(ring)", "border-width": "data(ringWidth)"
+        } },
+        { selector: "edge", style: {
+          "line-color": "data(colour)", "target-arrow-color": "data(colour)",
+          "target-arrow-shape": "triangle", "curve-style": "bezier", "width": "data(width)",
+          "line-style": "data(line)", "label": "data(label)", "font-size": 8,
+          "text-rotation": "autorotate"
+        } }
+      ]
+    });
+  }
+
+  function getJSON(url) {
+    return fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (r) {
+        return r.json().then(function (body) {
+          if (!r.ok) { throw new Error((body.error && body.error.message) || r.statusText); }
+          return body;
+        });
+      });
+  }
+
+  function explorer(form) {
+    var canvas = document.getElementById("graph-canvas");
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      var data = new FormData(form);
+      var params = new URLSearchParams({ q: data.get("q"), zone: data.get("zone"), method: data.get("method") });
+      if (data.get("h")) { params.set("h", data.get("h")); }
+      var answer = getJSON(form.dataset.queryUrl + "?" + params.toString());
+      var risk = data.get("risk")
+        ? getJSON(form.dataset.riskUrl + "?" + new URLSearchParams({ zone: data.get("zone") }).toString())
+        : Promise.resolve({ nodes: [] });
+      Promise.all([answer, risk]).then(function (both) {
+        var body = both[0];
+        var share = {};
+        both[1].nodes.forEach(function (n) { share[n.key] = n.share; });
+        body.subgraph.nodes.forEach(function (n) { n.risk = share[n.key] || 0; });
+        var gate = document.getElementById("graph-gate");
+        gate.className = "graph-gate " + body.gate;
+        gate.textContent = "gate: " + body.gate + (body.escalated_to ? " → authority of " + body.escalated_to : "");
+        var meter = document.getElementById("graph-cohesion");
+        meter.value = body.cohesion;
+        meter.low = body.cohesion_tau / 2;
+        meter.optimum = 1;
+        meter.high = body.cohesion_tau;
+        document.getElementById("graph-cohesion-text").textContent =
+          "cohesion " + body.cohesion.toFixed(3) + " against threshold " + body.cohesion_tau;
+        document.getElementById("graph-answer").textContent = body.answer || "";
+        var list = document.getElementById("graph-gaps");
+        list.textContent = "";
+        var dashed = [];
+        body.structural_gaps.forEach(function (gap) {
+          var li = document.createElement("li");
+          li.textContent = "structural gap between " + gap.between[0].join(", ") + " and " + gap.between[1].join(", ");
+          list.appendChild(li);
+          dashed.push([gap.between[0][0], gap.between[1][0]]);
+        });
+        draw(canvas, body.subgraph.nodes, body.subgraph.edges, dashed);
+      }).catch(function (error) {
+        document.getElementById("graph-answer").textContent = error.message;
+      });
+    });
+  }
+
+  function responsibility(container) {
+    getJSON(container.dataset.responsibilityUrl).then(function (body) {
+      draw(container, body.nodes, body.edges, []);
+    }).catch(function (error) { container.textContent = error.message; });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    var form = document.getElementById("graph-ask");
+    if (form) { explorer(form); }
+    document.querySelectorAll("[data-responsibility-url]").forEach(responsibility);
+  });
+  if (document.readyState !== "loading") {
+    document.querySelectorAll("[data-responsibility-url]:not([data-drawn])").forEach(function (el) {
+      el.dataset.drawn = "1"; responsibility(el);
+    });
+  }
+})();

@@ -1,0 +1,189 @@
+// MARIA pages: the live queue socket (with reconnect and resync), SLA countdowns, keyboard
+// shortcuts. No inline script anywhere: the Content-Security-Policy forbids it.
+(function () {
+  "use strict";
+
+  var body = document.body;
+  var me = body.getAttribute("data-user") || "";
+
+  // --- language switch submits on change ---------------------------------------------------
+  document.querySelectorAll("select[data-autosubmit]").forEach(function (select) {
+    select.addEventListener("change", function () { select.form.submit(); });
+  });
+
+  // --- countdowns ----------------------------------------------------------------------------
+  function span(seconds) {
+    var sign = seconds < 0 ? "-" : "";
+    var s = Math.floor(Math.abs(seconds));
+    var d = Math.floor(s / 86400); s -= d * 86400;
+    var h = Math.floor(s / 3600); s -= h * 3600;
+    var m = Math.floor(s / 60); s -= m * 60;
+    if (d) return sign + d + "d " + h + "h";
+    if (h) return sign + h + "h " + m + "m";
+    if (m) return sign + m + "m " + s + "s";
+    return sign + s + "s";
+  }
+  function tick() {
+    var now = Date.now();
+    document.querySelectorAll("[data-due]").forEach(function (el) {
+      var due = Date.parse(el.getAttribute("data-due"));
+      if (isNaN(due)) return;
+      el.textContent = span((due - now) / 1000);
+      el.classList.toggle("overdue", due < now);
+    });
+  }
+  setInterval(tick, 1000);
+
+  // --- the queue: rows reloaded from the server, never built from event data -----------------
+  var rows = document.getElementById("queue-rows");
+  var selected = null;
+  function filterQuery() {
+    var form = document.getElementById("queue-filters");
+    return form ? new URLSearchParams(new FormData(form)).toString() : "";
+  }
+  var refreshTimer = null;
+  function refreshRows() {
+    if (!rows) return;
+    clearTimeout(refreshTimer);
+    refreshTimer = setTimeout(function () {
+      fetch(rows.getAttribute("data-rows-url") + "?" + filterQuery(), {
+        credentials: "same-origin",
+        headers: { "X-Requested-With": "fetch" },
+      })
+        .then(function (r) { if (!r.ok) throw new Error(r.status); return r.text(); })
+        .then(function (html) {
+          rows.innerHTML = html; // server-rendered and escaped (templates/queue/_rows.html)
+          restoreSelection();
+          tick();
+          body.setAttribute("data-synced", String(Date.now()));
+        })
+        .catch(function () { /* the next event or reconnect resyncs */ });
+    }, 120);
+  }
+  function restoreSelection() {
+    if (!rows || selected === null) return;
+    var row = rows.querySelector('tr[data-id="' + selected + '"]');
+    if (row) row.classList.add("selected");
+  }
+  function moveSelection(step) {
+    if (!rows) return;
+    var all = Array.prototype.slice.call(rows.querySelectorAll("tr[data-id]"));
+    if (!all.length) return;
+    var index = all.findIndex(function (tr) { return tr.getAttribute("data-id") === selected; });
+    index = Math.max(0, Math.min(all.length - 1, index + step));
+    all.forEach(function (tr) { tr.classList.remove("selected"); });
+    all[index].classList.add("selected");
+    all[index].scrollIntoView({ block: "nearest" });
+    selected = all[index].getAttribute("data-id");
+  }
+
+  // --- the decision page: reacts to events about the decision it shows -----------------------
+  var shown = body.getAttribute("data-decision");
+  function lockActions(message) {
+    var banner = document.getElementById("banner");
+    if (banner) { banner.textContent = message; banner.hidden = false; }
+    document.querySelectorAll("#actions button, #actions input").forEach(function (el) {
+      el.disabled = true;
+    });
+  }
+  function onDecisionEvent(event) {
+    var d = event.decision || {};
+    if (String(d.id) !== shown) return;
+    var t = body.getAttribute("data-t-" + event.type.replace("decision.", "")) || "";
+    if (event.type === "decision.claimed" && d.claimed_by && d.claimed_by !== me) {
+      lockActions(t.replace("%s", d.claimed_by));
+    } else if (event.type === "decision.resolved") {
+      lockActions(t);
+      var state = document.getElementById("state");
+      if (state) state.textContent = d.state;
+    } else if (event.type === "decision.released" && d.claimed_by === null) {
+      window.location.reload();
+    }
+  }
+
+  // --- the socket: reconnects with backoff, resyncs on every (re)open -----------------------
+  var socketPath = body.getAttribute("data-socket");
+  var live = document.getElementById("live");
+  function setLive(state) {
+    if (!live) return;
+    live.setAttribute("data-state", state);
+    live.textContent = live.getAttribute("data-label-" + state) || state;
+    body.setAttribute("data-live", state);
+  }
+  var delay = 500;
+  function connect() {
+    var scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
+    var socket = new WebSocket(scheme + window.location.host + socketPath);
+    var pinger = null;
+    socket.addEventListener("open", function () {
+      delay = 500;
+      pinger = setInterval(function () {
+        if (socket.readyState === 1) socket.send(JSON.stringify({ type: "ping" }));
+      }, 25000);
+    });
+    socket.addEventListener("message", function (message) {
+      var event;
+      try { event = JSON.parse(message.data); } catch (e) { return; }
+      if (event.type === "queue.ready") {
+        setLive("live");
+        refreshRows(); // resync: whatever happened while the socket was down
+      } else if (event.type && event.type.indexOf("decision.") === 0) {
+        refreshRows();
+        if (shown) onDecisionEvent(event);
+      }
+    });
+    socket.addEventListener("close", function (e) {
+      clearInterval(pinger);
+      if (e.code === 4401 || e.code === 4403) { setLive("refused"); return; }
+      setLive("reconnecting");
+      setTimeout(connect, delay);
+      delay = Math.min(delay * 2, 10000);
+    });
+  }
+  if (socketPath && "WebSocket" in window) connect();
+
+  // --- keyboard ------------------------------------------------------------------------------
+  var pendingG = false;
+  function submitKey(key) {
+    var form = document.querySelector('form[data-key="' + key + '"]');
+    if (!form) return false;
+    var button = form.querySelector("button");
+    if (button && button.disabled) return false;
+    if (form.requestSubmit) form.requestSubmit(); else form.submit();
+    return true;
+  }
+  document.addEventListener("keydown", function (e) {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    var target = e.target;
+    var typing = target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" ||
+                            target.tagName === "SELECT" || target.isContentEditable);
+    if (typing) return;
+    var key = e.key;
+    if (key === "?") {
+      var sheet = document.getElementById("shortcuts");
+      if (sheet && sheet.showModal && !sheet.open) sheet.showModal();
+      e.preventDefault();
+      return;
+    }
+    if (pendingG) {
+      pendingG = false;
+      if (key === "q") window.location.href = "/queue/";
+      return;
+    }
+    if (key === "g") { pendingG = true; return; }
+    if (key === "j") { moveSelection(1); return; }
+    if (key === "k") { moveSelection(-1); return; }
+    if (key === "Enter" && rows && selected !== null) {
+      window.location.href = "/queue/decisions/" + selected + "/";
+      return;
+    }
+    if (key === "c" || key === "a" || key === "l") { if (submitKey(key)) e.preventDefault(); return; }
+    if (key === "r") {
+      var reason = document.getElementById("reject-reason");
+      if (reason && !reason.disabled) {
+        if (reason.value.trim()) submitKey("r"); else reason.focus();
+        e.preventDefault();
+      }
+    }
+  });
+})();

@@ -1,0 +1,183 @@
+"""Webhooks to an agent's own endpoint: a local receiver on 127.0.0.1 checks each signature.
+
+Transactional tests: changes really commit, so the webhook goes out after commit exactly as
+in production (tasks run eagerly, at the point they are sent).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from django.db import transaction
+from rest_framework.test import APIClient
+
+from coordinates.coordinate import parse
+from coordinates.models import ApiToken
+from coordinates.services import token_issue
+from decisions import services, tasks
+from decisions.models import Decision, DecisionEvent, Outbox
+from decisions.webhooks import verify
+from tests.decisions.conftest import AGENT, GOOD, ZONE, cite
+from tests.decisions.helpers import WebhookReceiver, kinds, retry_inline, reviewer
+from tests.decisions.test_trail_bypass import committed_trail  # noqa: F401
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("committed_trail")]
+
+RELEASED = ["decision.approved", "decision.executed"]
+
+
+@pytest.fixture
+def receiver(request: pytest.FixtureRequest) -> Iterator[WebhookReceiver]:
+    """The agent's endpoint; parametrize it indirectly with the statuses it answers in turn."""
+    statuses = getattr(request, "param", (200,))
+    with WebhookReceiver(statuses).running() as running:
+        yield running
+
+
+@pytest.fixture
+def webhook_agent(org: Any, receiver: WebhookReceiver) -> tuple[ApiToken, APIClient]:
+    """The compliance zone's agent, with a token that names the receiver as its webhook."""
+    token, key = token_issue(agent=parse(AGENT), webhook_url=receiver.url)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    return token, client
+
+
+def post_answer(client: APIClient, paragraph: Any) -> int:
+    response = client.post(
+        "/api/v1/decisions/",
+        {
+            "question": "Who approves large travel expenses?",
+            "answer": GOOD,
+            "zone": ZONE,
+            "agent": AGENT,
+            "claims": [{"text": GOOD, "citations": [cite(paragraph)]}],
+        },
+        format="json",
+    )
+    assert response.status_code == 201, response.json()
+    return int(response.json()["id"])
+
+
+def test_a_released_answer_is_posted_signed_to_the_agent_and_then_completed(
+    policy_doc: Any,
+    set_policy: Callable[..., Any],
+    webhook_agent: tuple[ApiToken, APIClient],
+    receiver: WebhookReceiver,
+) -> None:
+    # given a lenient zone and an agent with a webhook
+    set_policy(tau=0.3, refusal_floor=0.2, floor=0.05)
+    token, client = webhook_agent
+
+    # when its answer passes the gate
+    decision_id = post_answer(client, policy_doc)
+
+    # then the receiver got one POST, signed with the token's secret
+    assert len(receiver.hooks) == 1
+    hook = receiver.hooks[0]
+    header = hook.headers["X-Maria-Signature"]
+    assert verify(token.webhook_secret, header, hook.body, now=int(time.time()))
+    assert not verify("another-secret", header, hook.body, now=int(time.time()))
+    assert not verify(token.webhook_secret, header, hook.body + b" ", now=int(time.time()))
+    assert hook.headers["Content-Type"] == "application/json"
+    # carrying the released answer
+    released = hook.json()
+    assert released["type"] == "decision.released"
+    assert released["decision"]["id"] == decision_id
+    assert released["decision"]["answer"] == GOOD
+    assert released["decision"]["state"] == "executed"
+    # and the 2xx confirmed delivery: executed -> completed
+    assert Decision.objects.get(pk=decision_id).state == "completed"
+    assert kinds(decision_id)[-3:] == [*RELEASED, "decision.completed"]
+    completed = DecisionEvent.objects.get(decision_id=decision_id, kind="decision.completed")
+    assert completed.payload["delivery"] == "webhook delivered"
+    assert Outbox.objects.get(decision_id=decision_id, kind="webhook").sent_at is not None
+
+
+@pytest.mark.parametrize("receiver", [(500,)], indirect=True)
+def test_a_failing_receiver_is_retried_with_backoff_and_then_the_decision_fails(
+    policy_doc: Any,
+    set_policy: Callable[..., Any],
+    webhook_agent: tuple[ApiToken, APIClient],
+    receiver: WebhookReceiver,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # given a receiver that answers 500 every time, and two retries
+    set_policy(tau=0.3, refusal_floor=0.2, floor=0.05)
+    monkeypatch.setattr(tasks.deliver_webhook, "max_retries", 2)
+    waits = retry_inline(monkeypatch)
+    _, client = webhook_agent
+
+    # when an answer is released
+    decision_id = post_answer(client, policy_doc)
+
+    # then it was posted three times, backing off before each retry
+    assert len(receiver.hooks) == 3
+    assert waits == [0, 1]
+    # and the decision failed with the reason, on the trail too
+    decision = Decision.objects.get(pk=decision_id)
+    assert decision.state == "failed"
+    assert decision.outcome_reason == "webhook: the receiver answered 500"
+    assert kinds(decision_id)[-3:] == [*RELEASED, "decision.failed"]
+    failed = DecisionEvent.objects.get(decision_id=decision_id, kind="decision.failed")
+    assert failed.reason == "webhook: the receiver answered 500"
+    # and the outbox row is settled, not left for the sweep to send again
+    row = Outbox.objects.get(decision_id=decision_id, kind="webhook")
+    assert (row.sent_at is not None, row.attempts) == (True, 3)
+
+
+@pytest.mark.parametrize("receiver", [(503, 204)], indirect=True)
+def test_a_receiver_that_recovers_gets_the_answer_on_a_retry(
+    policy_doc: Any,
+    set_policy: Callable[..., Any],
+    webhook_agent: tuple[ApiToken, APIClient],
+    receiver: WebhookReceiver,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    set_policy(tau=0.3, refusal_floor=0.2, floor=0.05)
+    retry_inline(monkeypatch)
+    _, client = webhook_agent
+
+    decision_id = post_answer(client, policy_doc)
+
+    assert len(receiver.hooks) == 2
+    assert receiver.hooks[0].body == receiver.hooks[1].body
+    assert Decision.objects.get(pk=decision_id).state == "completed"
+    assert "decision.failed" not in kinds(decision_id)
+
+
+def test_a_rolled_back_approval_sends_no_webhook(
+    policy_doc: Any,
+    set_policy: Callable[..., Any],
+    webhook_agent: tuple[ApiToken, APIClient],
+    receiver: WebhookReceiver,
+) -> None:
+    # given an answer waiting for a reviewer in a strict zone
+    set_policy(tau=0.99, refusal_floor=0.05)
+    _, client = webhook_agent
+    decision_id = post_answer(client, policy_doc)
+    assert Decision.objects.get(pk=decision_id).state == "approval_required"
+    rita = reviewer("rita", ZONE)
+
+    # when an approval is rolled back after the release was queued
+    def approve_then_fail() -> None:
+        with transaction.atomic():
+            services.decision_approve(decision_id=decision_id, user=rita, reason="fine")
+            raise RuntimeError("the request failed after the approval")
+
+    with pytest.raises(RuntimeError):
+        approve_then_fail()
+
+    # then nothing was posted, and nothing waits to be posted
+    assert receiver.hooks == []
+    assert not Outbox.objects.filter(decision_id=decision_id, kind="webhook").exists()
+    assert Decision.objects.get(pk=decision_id).state == "approval_required"
+    assert "decision.approved" not in kinds(decision_id)
+
+    # when the approval is made again and commits, the agent hears of it once
+    services.decision_approve(decision_id=decision_id, user=rita, reason="fine")
+    assert len(receiver.hooks) == 1
+    assert Decision.objects.get(pk=decision_id).state == "completed"

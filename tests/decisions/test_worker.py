@@ -1,0 +1,280 @@
+"""Validation under Celery: a real worker on PostgreSQL and Redis, a worker killed mid-task,
+and retries that run out.
+
+The real-worker tests start `celery -A maria worker --pool solo` as a child process on the
+live test database (transactional tests: the data is committed, so another process sees
+it), consuming a queue of their own on the broker so that nothing else takes their tasks.
+Every wait is bounded. The retry tests run in eager mode on every backend.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from decisions import services, tasks
+from decisions.models import Decision, DecisionEvent
+from evidence.models import ValidationReport
+from maria.metrics import TASK_RETRIES
+from tests.decisions.conftest import GOOD, WRONG_NUMBER, cite
+from tests.decisions.helpers import Worker, kinds, retry_inline, sessions, wait_until
+from tests.decisions.test_trail_bypass import committed_trail  # noqa: F401
+
+COMPLETED_PATH = [
+    "decision.proposed",
+    "decision.validated",
+    "decision.approved",
+    "decision.executed",
+    "decision.completed",
+]
+
+
+# --- a real worker ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def broker_queue(
+    committed_trail: None,  # noqa: F811 - the fixture imported above
+) -> Iterator[str]:
+    """This test's own queue: tasks sent from here go to the broker, into it."""
+    if not settings.REDIS_URL:
+        pytest.skip("needs Redis (set REDIS_URL)")
+    from maria.celery import app
+
+    queue = f"maria-test-{uuid.uuid4().hex[:10]}"
+    before = app.conf.task_always_eager, app.conf.task_default_queue
+    app.conf.task_always_eager, app.conf.task_default_queue = False, queue
+    try:
+        yield queue
+    finally:
+        app.conf.task_always_eager, app.conf.task_default_queue = before
+    import redis
+
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    client.delete(queue, f"_kombu.binding.{queue}")
+    client.close()
+
+
+@pytest.fixture
+def workers(broker_queue: str, tmp_path: Path) -> Iterator[Callable[..., Worker]]:
+    """Start workers on the test database; all are gone, with their database sessions,
+    before the database is flushed."""
+    started: list[Worker] = []
+
+    def start(name: str, **transport_options: Any) -> Worker:
+        worker = Worker(
+            name=name,
+            queue=broker_queue,
+            redis_url=settings.REDIS_URL,
+            log_path=tmp_path / f"{name}.log",
+            transport_options=transport_options,
+        )
+        started.append(worker.start())
+        return worker
+
+    yield start
+    for worker in started:
+        worker.stop()
+    wait_until(
+        lambda: not any(sessions(worker.application_name) for worker in started),
+        timeout=20,
+        what="the workers' database sessions to end",
+    )
+
+
+def _settled(decision_id: int) -> bool:
+    return Decision.objects.filter(pk=decision_id).exclude(state="proposed").exists()
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_validates_grades_and_routes_submissions(
+    policy_doc: Any,
+    set_policy: Callable[..., Any],
+    submit: Callable[..., Any],
+    workers: Callable[..., Worker],
+) -> None:
+    # given a lenient zone and a worker
+    set_policy(tau=0.3, refusal_floor=0.2, floor=0.05)
+    worker = workers("w1")
+
+    # when the agent submits a supported answer and a contradicted one
+    good = submit([{"text": GOOD, "citations": [cite(policy_doc)]}]).response
+    bad = submit([{"text": WRONG_NUMBER, "citations": [cite(policy_doc)]}]).response
+    assert (good.status_code, bad.status_code) == (201, 201)
+
+    # then the worker validates both: the first is carried to completed, the second blocked
+    ids = [good.json()["id"], bad.json()["id"]]
+    wait_until(
+        lambda: all(_settled(decision_id) for decision_id in ids),
+        timeout=60,
+        what=f"the worker to validate decisions {ids}",
+        detail=worker.log,
+    )
+    first = Decision.objects.get(pk=good.json()["id"])
+    assert (first.state, first.gate) == ("completed", "auto")
+    assert kinds(first.pk) == COMPLETED_PATH
+    second = Decision.objects.get(pk=bad.json()["id"])
+    assert (second.state, second.gate) == ("failed", "blocked")
+    assert second.refusal is not None
+    assert kinds(second.pk) == ["decision.proposed", "decision.validated", "decision.failed"]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_mid_validation_leaves_the_decision_and_a_new_worker_finishes_it(
+    policy_doc: Any,
+    set_policy: Callable[..., Any],
+    submit: Callable[..., Any],
+    workers: Callable[..., Worker],
+) -> None:
+    # given a submitted answer whose validation task waits in the queue
+    set_policy(tau=0.3, refusal_floor=0.2, floor=0.05)
+    decision_id = submit([{"text": GOOD, "citations": [cite(policy_doc)]}]).response.json()["id"]
+    bundle = Decision.objects.get(pk=decision_id).bundle
+
+    # and a test session that holds back new validation reports, so a worker that has
+    # locked the decision and graded the bundle blocks on writing its report
+    db = connection.settings_dict
+    blocker = psycopg.connect(
+        host=db["HOST"],
+        port=db["PORT"],
+        user=db["USER"],
+        password=db["PASSWORD"] or None,
+        dbname=db["NAME"],
+        application_name="maria-test-blocker",
+    )
+    try:
+        blocker.execute("LOCK TABLE evidence_validationreport IN SHARE MODE")
+        first = workers("w1", visibility_timeout=3)
+
+        def writing_its_report() -> bool:
+            waiting = sessions(first.application_name, waiting=True)
+            return any("evidence_validationreport" in query for query in waiting)
+
+        wait_until(
+            writing_its_report,
+            timeout=60,
+            what="the first worker to block inside the validation",
+            detail=first.log,
+        )
+
+        # when the worker is killed there, mid-validation
+        first.kill()
+    finally:
+        blocker.rollback()
+        blocker.close()
+    wait_until(
+        lambda: not sessions(first.application_name),
+        timeout=20,
+        what="the killed worker's transaction to be rolled back",
+    )
+
+    # then the decision is where it was: proposed, with no report and no trail of the attempt
+    decision = Decision.objects.get(pk=decision_id)
+    assert decision.state == "proposed"
+    assert decision.report is None
+    assert not ValidationReport.objects.filter(bundle=bundle).exists()
+    assert kinds(decision_id) == ["decision.proposed"]
+
+    # when a new worker starts, the unacknowledged task is delivered to it again
+    second = workers(
+        "w2", visibility_timeout=3, unacked_restore_interval=1, unacked_restore_throttle=1
+    )
+    wait_until(
+        lambda: Decision.objects.get(pk=decision_id).state == "completed",
+        timeout=60,
+        what="the task to be redelivered and completed",
+        detail=second.log,
+    )
+
+    # then it was validated exactly once
+    assert kinds(decision_id) == COMPLETED_PATH
+    assert ValidationReport.objects.filter(bundle=bundle).count() == 1
+    assert Decision.objects.get(pk=decision_id).attempts == 1
+
+
+# --- retries that run out (eager, every backend) ---------------------------------------------
+
+
+def _retries(task: str) -> float:
+    return TASK_RETRIES.labels(task=task)._value.get()
+
+
+@pytest.mark.django_db
+def test_a_validation_that_keeps_failing_ends_in_failed_with_the_reason(
+    policy_doc: Any, submit: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a validation that raises every time it runs
+    calls: list[int] = []
+
+    def broken(*, decision_id: int, bundle_hash: str) -> Decision:
+        calls.append(decision_id)
+        raise RuntimeError("the embedding service is unreachable")
+
+    monkeypatch.setattr(tasks, "decision_validate", broken)
+    waits = retry_inline(monkeypatch)
+    retries_before = _retries("validate_decision")
+
+    # when an answer is submitted
+    response = submit([{"text": GOOD, "citations": [cite(policy_doc)]}])
+
+    # then it was tried 1 + the configured number of retries, backing off before each retry
+    assert response.status_code == 201
+    decision = Decision.objects.get(pk=response.response.json()["id"])
+    assert len(calls) == tasks.validate_decision.max_retries + 1 == tasks.VALIDATION_RETRIES + 1
+    assert waits == list(range(tasks.VALIDATION_RETRIES))
+    assert _retries("validate_decision") - retries_before == tasks.VALIDATION_RETRIES
+    # and the decision failed, saying why, on the trail too
+    assert decision.state == "failed"
+    assert "the embedding service is unreachable" in decision.outcome_reason
+    assert f"after {tasks.VALIDATION_RETRIES + 1} attempts" in decision.outcome_reason
+    failed = DecisionEvent.objects.get(decision_id=decision.pk, kind="decision.failed")
+    assert failed.reason == decision.outcome_reason
+    assert kinds(decision.pk) == ["decision.proposed", "decision.failed"]
+
+
+@pytest.mark.django_db
+def test_a_validation_that_fails_for_a_while_is_retried_and_judged_normally(
+    policy_doc: Any,
+    set_policy: Callable[..., Any],
+    submit: Callable[..., Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # given a validation that fails twice, then works
+    set_policy(tau=0.3, refusal_floor=0.2, floor=0.05)
+    failures = iter([RuntimeError("database restarting"), RuntimeError("still restarting")])
+
+    def flaky(*, decision_id: int, bundle_hash: str) -> Decision:
+        error = next(failures, None)
+        if error is not None:
+            raise error
+        return services.decision_validate(decision_id=decision_id, bundle_hash=bundle_hash)
+
+    monkeypatch.setattr(tasks, "decision_validate", flaky)
+    retry_inline(monkeypatch)
+
+    # when an answer is submitted
+    body = submit([{"text": GOOD, "citations": [cite(policy_doc)]}]).json()
+
+    # then the third attempt judged it, and the trail shows one validation only
+    assert next(failures, None) is None
+    assert body["state"] == "completed"
+    assert body["outcome_reason"] is None
+    assert kinds(body["id"]) == COMPLETED_PATH
+
+
+def test_backoff_is_jittered_below_a_ceiling_that_doubles_up_to_the_cap() -> None:
+    for retries in range(12):
+        ceiling = min(300.0, 2.0 * 2**retries)
+        waits = [tasks.backoff(retries) for _ in range(200)]
+        assert all(0.0 <= wait <= ceiling for wait in waits)
+        assert max(waits) > ceiling / 2  # the ceiling is reached for, not just obeyed
+        assert len(set(waits)) > 1  # jittered, so retries of many tasks spread out
