@@ -33,7 +33,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -169,6 +169,16 @@ def _service_env() -> dict[str, str]:
     return env
 
 
+def _drop_queue() -> None:
+    """Whatever this run left on the broker: only keys that carry its own queue name."""
+    import redis
+
+    client = redis.Redis.from_url(REDIS)
+    for key in list(client.scan_iter(match=f"*{QUEUE}*")):
+        client.delete(key)
+    client.close()
+
+
 def _run(command: list[str], env: dict[str, str]) -> str:
     result = subprocess.run(  # noqa: S603 - our interpreter, fixed arguments
         command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False
@@ -295,15 +305,16 @@ def _drive(
                 "Idempotency-Key": f"{prefix}-{i}",
             }
             started = time.perf_counter()
-            try:
-                connection.request("POST", "/api/v1/decisions/", _body(claims, i), headers)
-                response = connection.getresponse()
-                payload = response.read()
-                status = response.status
-            except (OSError, http.client.HTTPException):
-                connection.close()
-                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-                payload, status = b"", 599
+            payload, status = b"", 599  # 599: no answer (connection refused, reset, timeout)
+            for _ in range(2):  # a keep-alive connection the server closed: once more, anew
+                try:
+                    connection.request("POST", "/api/v1/decisions/", _body(claims, i), headers)
+                    response = connection.getresponse()
+                    payload, status = response.read(), response.status
+                    break
+                except (OSError, http.client.HTTPException):
+                    connection.close()
+                    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
             seconds = time.perf_counter() - started
             decision_id = json.loads(payload)["id"] if status in (200, 201) else None
             with lock:
@@ -355,7 +366,8 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def _profile(token: str, claims: list[dict[str, Any]]) -> None:
-    """One submission and one validation: wall time, queries, and time holding the zone lock."""
+    """Submissions and validations one at a time: wall time, queries, how long each holds the
+    zone's trail lock, and where that time goes."""
     os.environ.update(_base_env())
     os.environ["CELERY_TASK_ALWAYS_EAGER"] = "1"
     os.environ["DJANGO_DEBUG"] = "0"
@@ -369,60 +381,84 @@ def _profile(token: str, claims: list[dict[str, Any]]) -> None:
     from django.test.utils import CaptureQueriesContext
     from rest_framework.test import APIClient
 
-    from decisions import services
+    from decisions import services, trail
     from decisions.models import Decision
+    from evidence import graph_store
+
+    spent: defaultdict[str, float] = defaultdict(float)
+
+    def add(label: str, seconds: float) -> None:
+        spent[label] += seconds
+
+    def timed(module: Any, name: str, label: str) -> None:
+        """Add the time spent in `module.name` to `spent[label]`."""
+        original = getattr(module, name, None)
+        if original is None:  # not in this version of the code
+            return
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                add(label, time.perf_counter() - start)
+
+        setattr(module, name, wrapper)
 
     scheduled: list[tuple[int, str]] = []
     services._schedule_validation = lambda d, b: scheduled.append((d, b))  # type: ignore[assignment]
-    held: list[float] = []
     begin = services._begin
 
     def timed_begin(zone: str) -> None:
         # From asking for the zone's trail lock (the first statement of every change) to the
         # end of the transaction that holds it: registered first, this runs first on commit.
         start = time.perf_counter()
-        transaction.on_commit(lambda: held.append(time.perf_counter() - start))
+        transaction.on_commit(lambda: add("lock", time.perf_counter() - start))
         begin(zone)
 
     services._begin = timed_begin  # type: ignore[assignment]
+    timed(trail, "append", "trail")
+    timed(graph_store, "record_decision_event", "graph")
+    timed(services, "evaluate_bundle", "evaluate")
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
-    submit_s, validate_s, submit_q, validate_q, submit_lock, validate_lock = [], [], [], [], [], []
+    rows: dict[str, list[dict[str, float]]] = {"submit": [], "validate": []}
     for n in range(30):
-        held.clear()
-        with CaptureQueriesContext(connection) as queries:
-            start = time.perf_counter()
-            response = client.post(
-                "/api/v1/decisions/", _body(claims, n), content_type="application/json"
-            )
-            submit_s.append(time.perf_counter() - start)
-        assert response.status_code == 201, response.content
-        submit_q.append(len(queries))
-        submit_lock.append(sum(held))
-        decision_id, bundle_hash = scheduled.pop()
-        held.clear()
-        with CaptureQueriesContext(connection) as queries:
-            start = time.perf_counter()
-            services.decision_validate(decision_id=decision_id, bundle_hash=bundle_hash)
-            validate_s.append(time.perf_counter() - start)
-        validate_q.append(len(queries))
-        validate_lock.append(sum(held))
-        assert Decision.objects.get(pk=decision_id).gate
-    services._begin = begin  # type: ignore[assignment]
-
-    def ms(values: list[float]) -> str:
-        return f"{statistics.median(values) * 1000:6.1f} ms"
-
-    per_decision = statistics.median(submit_lock) + statistics.median(validate_lock)
-    print("profile (this process, serial, median of 30):")
-    print(f"  submit request   {ms(submit_s)}, {statistics.median(submit_q):.0f} queries")
-    print(f"  validate + route {ms(validate_s)}, {statistics.median(validate_q):.0f} queries")
-    print(f"  zone trail lock held: submit {ms(submit_lock)}, validate {ms(validate_lock)}")
-    print(
-        f"  -> one zone's changes run one at a time: at most ~{1 / per_decision:.0f} "
-        "decisions/s per zone on this machine, whatever the number of workers"
-    )
+        for phase in ("submit", "validate"):
+            spent.clear()
+            with CaptureQueriesContext(connection) as queries:
+                start = time.perf_counter()
+                if phase == "submit":
+                    response = client.post(
+                        "/api/v1/decisions/", _body(claims, n), content_type="application/json"
+                    )
+                    assert response.status_code == 201, response.content
+                else:
+                    decision_id, bundle_hash = scheduled.pop()
+                    services.decision_validate(decision_id=decision_id, bundle_hash=bundle_hash)
+                    assert Decision.objects.get(pk=decision_id).gate
+                spent["wall"] = time.perf_counter() - start
+            spent["queries"] = len(queries)
+            rows[phase].append(dict(spent))
     connection.close()
+
+    def median(phase: str, key: str) -> float:
+        return statistics.median(row.get(key, 0.0) for row in rows[phase])
+
+    print("profile (this process, one at a time, median of 30; ms):")
+    print("  phase      wall  queries  lock held  of which: trail appends  graph  evaluate")
+    for phase in ("submit", "validate"):
+        print(
+            f"  {phase:<9}{median(phase, 'wall') * 1000:6.1f}  {median(phase, 'queries'):7.0f}"
+            f"  {median(phase, 'lock') * 1000:9.1f}  {median(phase, 'trail') * 1000:23.1f}"
+            f"  {median(phase, 'graph') * 1000:5.1f}  {median(phase, 'evaluate') * 1000:8.1f}"
+        )
+    per_decision = median("submit", "lock") + median("validate", "lock")
+    print(
+        f"  -> a zone's changes take its trail lock one at a time: at most ~{1 / per_decision:.0f}"
+        " decisions/s per zone here, however many web and Celery processes run"
+    )
+    print("  (evaluate runs before the lock; the graph projection is inside it)")
 
 
 # --- main ------------------------------------------------------------------------------------
@@ -453,6 +489,7 @@ def main() -> None:
         _profile(token, claims)
     finally:
         services.stop()
+        _drop_queue()
         if not os.environ.get("BENCH_KEEP"):
             _drop_database()
     print(f"server and worker logs: {log_dir}")

@@ -28,10 +28,12 @@ def zone_add(*, coordinate: Coordinate, name: str = "") -> Zone:
         raise ApplicationError(
             f"{coordinate} is an agent; zones stop at the Z level", field="coordinate"
         )
+    from decisions import events  # decisions builds on coordinates: imported when used
+
     with transaction.atomic():
         parent: Zone | None = None
         for level in coordinate.lineage():
-            zone, _ = Zone.objects.get_or_create(
+            zone, created = Zone.objects.get_or_create(
                 coordinate=str(level),
                 defaults={
                     "level": level.level.value,
@@ -40,6 +42,8 @@ def zone_add(*, coordinate: Coordinate, name: str = "") -> Zone:
                     "name": name if level == coordinate else "",
                 },
             )
+            if created:
+                events.zone_created(zone)
             parent = zone
     if parent is None:  # unreachable: a coordinate has at least one level
         raise ApplicationError("empty coordinate", field="coordinate")
@@ -117,14 +121,24 @@ def role_grant(
             "roles are granted on a zone or above, not on an agent", field="scope"
         )
     zone_get(scope, field="scope")
-    assignment, _ = RoleAssignment.objects.get_or_create(
-        user=user, role=role, scope=str(scope), defaults={"granted_by": granted_by}
-    )
+    from decisions import events  # decisions builds on coordinates: imported when used
+
+    with transaction.atomic():
+        assignment, created = RoleAssignment.objects.get_or_create(
+            user=user, role=role, scope=str(scope), defaults={"granted_by": granted_by}
+        )
+        if created:
+            events.role_granted(assignment, actor=granted_by)
     return assignment
 
 
-def role_revoke(*, user: User, role: str, scope: Coordinate) -> int:
-    deleted, _ = RoleAssignment.objects.filter(user=user, role=role, scope=str(scope)).delete()
+def role_revoke(*, user: User, role: str, scope: Coordinate, revoked_by: User | None = None) -> int:
+    from decisions import events  # decisions builds on coordinates: imported when used
+
+    with transaction.atomic():
+        deleted, _ = RoleAssignment.objects.filter(user=user, role=role, scope=str(scope)).delete()
+        if deleted:
+            events.role_revoked(user=user, role=role, scope=str(scope), actor=revoked_by)
     return deleted
 
 

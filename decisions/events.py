@@ -28,6 +28,7 @@ class Kind(StrEnum):
     POLICY_CHANGED = "policy.changed"
     ZONE_CREATED = "zone.created"
     ROLE_GRANTED = "role.granted"
+    ROLE_REVOKED = "role.revoked"
     DECISION_PROPOSED = "decision.proposed"
     DECISION_VALIDATED = "decision.validated"
     DECISION_QUEUED = "decision.queued"
@@ -102,6 +103,18 @@ def role_granted(
 
 
 # --- decisions: every transition, the bundle and the report ----------------------------------
+
+
+def role_revoked(
+    *, user: AbstractBaseUser, role: str, scope: str, actor: AbstractBaseUser | None = None
+) -> DecisionEvent:
+    """Someone may no longer act in that role on that scope (their socket closes too)."""
+    return trail.append(
+        kind=Kind.ROLE_REVOKED,
+        chain=trail.chain_for(scope),
+        actor=actor,
+        payload={"user": user.get_username(), "role": role, "scope": scope},
+    )
 
 
 def _decision(

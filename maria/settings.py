@@ -152,6 +152,14 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = TIME_ZONE
+# `celery -A maria beat` next to the workers runs these (see README, "Production").
+CELERY_BEAT_SCHEDULE = {
+    # Seals every chain of the trail; the interval bounds how long a deleted tail can hide.
+    "trail-checkpoint": {"task": "decisions.trail_checkpoint", "schedule": 3600.0},
+    "escalate-overdue": {"task": "decisions.tasks.escalate_overdue", "schedule": 60.0},
+    # Pushes and webhooks whose sender died after commit.
+    "sweep-outbox": {"task": "decisions.tasks.sweep_outbox", "schedule": 30.0},
+}
 # Deployments (and test runs) sharing one Redis keep apart by queue name.
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_TASK_DEFAULT_QUEUE", default="celery")
 # With Redis, a task whose worker died unacknowledged is delivered again after the visibility

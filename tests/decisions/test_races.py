@@ -19,12 +19,10 @@ from decisions import trail
 from decisions.models import Decision, DecisionEvent
 from tests.decisions.conftest import AGENT, GOOD, ZONE, cite
 from tests.decisions.helpers import at_once, kinds, pushes, reviewer
-from tests.decisions.test_trail_bypass import committed_trail  # noqa: F401
 
 pytestmark = [
     pytest.mark.postgres,
     pytest.mark.django_db(transaction=True),
-    pytest.mark.usefixtures("committed_trail"),
 ]
 
 QUEUED_PATH = ["decision.proposed", "decision.validated", "decision.queued"]

@@ -10,47 +10,15 @@ which the triggers refuse once the trail has rows.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
 from django.db import DatabaseError, connection, transaction
 
 from decisions import trail
 from decisions.models import DecisionEvent, TrailCheckpoint, TrailHead
+from tests.trail_support import TRAIL_TABLES, empty_trail, triggers_bypassed
 
-TRAIL_TABLES = ("decisions_decisionevent", "decisions_trailcheckpoint", "decisions_trailhead")
-
-
-@contextmanager
-def triggers_bypassed() -> Iterator[None]:
-    """Inside, the trail's protective triggers do not fire (on this connection)."""
-    with transaction.atomic(), connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute("SET LOCAL session_replication_role = replica")
-            try:
-                yield
-            finally:
-                cursor.execute("SET LOCAL session_replication_role = origin")
-            return
-        names = ", ".join(f"'{table}'" for table in TRAIL_TABLES)
-        cursor.execute(
-            f"SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN ({names})"  # noqa: S608
-        )
-        saved = cursor.fetchall()
-        for name, _ in saved:
-            cursor.execute(f'DROP TRIGGER "{name}"')
-        try:
-            yield
-        finally:
-            for _, sql in saved:
-                cursor.execute(sql)
-
-
-def empty_trail() -> None:
-    """Delete every trail row, triggers bypassed: for teardown before Django's flush."""
-    with triggers_bypassed(), connection.cursor() as cursor:
-        for table in TRAIL_TABLES:
-            cursor.execute(f"DELETE FROM {table}")  # noqa: S608
+__all__ = ["TRAIL_TABLES", "empty_trail", "triggers_bypassed"]
 
 
 @pytest.fixture

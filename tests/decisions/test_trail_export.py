@@ -21,7 +21,8 @@ from django.utils import timezone
 
 from decisions import trail
 from decisions.chain import REASON_ALTERED, REASON_RELINKED
-from tests.decisions.test_trail_bypass import committed_trail  # noqa: F401
+from tests.decisions.test_trail_bypass import committed_trail  # noqa: F401 - fixture
+from tests.trail_support import empty_trail
 
 pytestmark = pytest.mark.django_db
 
@@ -45,7 +46,9 @@ def fill(chain: str, n: int, reason: str = "") -> None:
 
 @pytest.fixture
 def trail_data(org: dict[str, Any]) -> None:
-    """Events in the finance zones, the legal planet, galaxy G1 and galaxy G2."""
+    """Events in the finance zones, the legal planet, galaxy G1 and galaxy G2 (and nothing
+    else: the zone.created events of the organisation are cleared first)."""
+    empty_trail()
     fill("G1.U1.P1.Z1", 5, reason=TRICKY)
     fill("G1.U1.P1.Z2", 3)
     fill("G1.U1.P2.Z1", 2)
@@ -98,10 +101,17 @@ def test_an_auditor_gets_every_chain_under_their_scopes_and_nothing_else(
     assert response["Content-Type"] == "application/x-ndjson"
     assert "attachment" in response["Content-Disposition"]
     content = body_of(response)
-    assert chains_in(content) == {"G1.U1.P1.Z1", "G1.U1.P1.Z2", "G2.U1.P1.Z1"}
+    # the zones' events, and the auditor's own role grants on the two scopes
+    assert chains_in(content) == {
+        "G1.U1.P1",
+        "G1.U1.P1.Z1",
+        "G1.U1.P1.Z2",
+        "G2",
+        "G2.U1.P1.Z1",
+    }
     lines = records(content)
     assert lines[0]["type"] == "trail.export"
-    assert lines[-1] == {"type": "trail.end", "events": 10}
+    assert lines[-1] == {"type": "trail.end", "events": 12}
 
 
 def test_a_zone_narrows_the_export_to_its_subtree(
@@ -199,7 +209,7 @@ def test_an_export_verifies_offline_byte_for_byte(
     assert code == 0, out
     assert "chain G1.U1.P1.Z1: intact, events 1..5" in out
     assert "matches the checkpoint at seq 5" in out
-    assert "trail intact: 4 chains, 12 events" in out
+    assert "trail intact: 4 chains, 13 events" in out  # 12 filled + the auditor's role grant
 
 
 def test_a_since_export_starts_each_chain_mid_way_and_says_what_it_trusts(
@@ -220,8 +230,9 @@ def test_a_since_export_starts_each_chain_mid_way_and_says_what_it_trusts(
     since = (timezone.now() - timedelta(days=1)).isoformat()
     content = body_of(export(auditor("G1"), since=since))
     seqs = [(r["chain"], r["seq"]) for r in records(content) if r["type"] == "trail.event"]
-    # then only that chain's recent segment is there, and it verifies from where it starts
-    assert seqs == [(ZONE, 4), (ZONE, 5)]
+    # then only that chain's recent segment is there (with today's role grant to the
+    # auditor on G1), and it verifies from where it starts
+    assert seqs == [("G1", 1), (ZONE, 4), (ZONE, 5)]
     code, out = verify_file(save(tmp_path, content))
     assert code == 0, out
     assert "starts mid-chain at seq 4, trusting its prev_hash" in out
@@ -230,7 +241,7 @@ def test_a_since_export_starts_each_chain_mid_way_and_says_what_it_trusts(
     assert "chain G1.U1.P1.Z2: intact, no events" in out
     # and a date alone means its midnight (UTC)
     everything = body_of(export(auditor("G1"), since="2025-06-01"))
-    assert len([r for r in records(everything) if r["type"] == "trail.event"]) == 6
+    assert len([r for r in records(everything) if r["type"] == "trail.event"]) == 7
 
 
 @pytest.fixture

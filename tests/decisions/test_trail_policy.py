@@ -19,6 +19,11 @@ pytestmark = pytest.mark.django_db
 ZONE = "G1.U1.P1.Z1"
 
 
+def policy_events() -> Any:
+    """Policy events only: creating the test zones and roles writes trail events too."""
+    return DecisionEvent.objects.filter(kind="policy.changed")
+
+
 def test_a_policy_update_records_its_thresholds_actor_and_reason(
     org: dict[str, Any], person: Any
 ) -> None:
@@ -28,7 +33,7 @@ def test_a_policy_update_records_its_thresholds_actor_and_reason(
     policy_update(zone=zone, overrides={"tau": 0.7}, reason="audit finding 12", actor=zed)
     policy_update(zone=zone, overrides={"tau": 0.75}, reason="tighter", actor=zed)
     # then the zone's chain holds both changes, in order
-    first, second = DecisionEvent.objects.filter(chain=ZONE).order_by("seq")
+    first, second = policy_events().filter(chain=ZONE).order_by("seq")
     assert (first.kind, first.actor, first.reason) == ("policy.changed", "zed", "audit finding 12")
     assert first.payload == {
         "zone": ZONE,
@@ -43,7 +48,7 @@ def test_a_policy_update_records_its_thresholds_actor_and_reason(
 
 def test_a_galaxy_policy_change_goes_to_the_galaxy_s_chain(org: dict[str, Any]) -> None:
     policy_update(zone=zone_get(parse("G1")), overrides={"floor": 0.2}, reason="base", actor=None)
-    event = DecisionEvent.objects.get()
+    event = policy_events().get()
     assert (event.chain, event.actor) == ("G1", "system")
 
 
@@ -51,7 +56,7 @@ def test_the_same_values_again_record_nothing(org: dict[str, Any]) -> None:
     zone = zone_get(parse(ZONE))
     policy_update(zone=zone, overrides={"tau": 0.7}, reason="set", actor=None)
     policy_update(zone=zone, overrides={"tau": 0.7}, reason="again", actor=None)
-    assert DecisionEvent.objects.count() == 1
+    assert policy_events().count() == 1
 
 
 def test_a_refused_policy_records_nothing(org: dict[str, Any]) -> None:
@@ -60,7 +65,7 @@ def test_a_refused_policy_records_nothing(org: dict[str, Any]) -> None:
         policy_update(
             zone=zone, overrides={"tau": 0.1, "refusal_floor": 0.5}, reason="x", actor=None
         )
-    assert not DecisionEvent.objects.exists()
+    assert not policy_events().exists()
     assert not ZonePolicyVersion.objects.exists()
 
 
@@ -86,7 +91,7 @@ def test_a_policy_put_over_the_api_is_on_the_trail(
         f"/api/v1/zones/{ZONE}/policy/", {"tau": 0.8, "reason": "quarterly review"}, format="json"
     )
     assert response.status_code == 200, response.content
-    event = DecisionEvent.objects.get(chain=ZONE)
+    event = policy_events().get(chain=ZONE)
     assert (event.actor, event.reason, event.payload["overrides"]) == (
         "zed",
         "quarterly review",

@@ -22,9 +22,8 @@ from decisions.models import Decision, DecisionEvent, Outbox
 from decisions.webhooks import verify
 from tests.decisions.conftest import AGENT, GOOD, ZONE, cite
 from tests.decisions.helpers import WebhookReceiver, kinds, retry_inline, reviewer
-from tests.decisions.test_trail_bypass import committed_trail  # noqa: F401
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("committed_trail")]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 RELEASED = ["decision.approved", "decision.executed"]
 

@@ -25,7 +25,6 @@ from evidence.models import ValidationReport
 from maria.metrics import TASK_RETRIES
 from tests.decisions.conftest import GOOD, WRONG_NUMBER, cite
 from tests.decisions.helpers import Worker, kinds, retry_inline, sessions, wait_until
-from tests.decisions.test_trail_bypass import committed_trail  # noqa: F401
 
 COMPLETED_PATH = [
     "decision.proposed",
@@ -41,7 +40,7 @@ COMPLETED_PATH = [
 
 @pytest.fixture
 def broker_queue(
-    committed_trail: None,  # noqa: F811 - the fixture imported above
+    transactional_db: None,
 ) -> Iterator[str]:
     """This test's own queue: tasks sent from here go to the broker, into it."""
     if not settings.REDIS_URL:
@@ -57,8 +56,10 @@ def broker_queue(
         app.conf.task_always_eager, app.conf.task_default_queue = before
     import redis
 
+    # The queue and kombu's binding keys for it: only keys that carry this test's own name.
     client = redis.Redis.from_url(settings.REDIS_URL)
-    client.delete(queue, f"_kombu.binding.{queue}")
+    for key in list(client.scan_iter(match=f"*{queue}*")):
+        client.delete(key)
     client.close()
 
 

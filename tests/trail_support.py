@@ -1,0 +1,48 @@
+"""Trail tooling for tests: bypass the protective triggers, and empty the trail so that a
+transactional test's flush (which the triggers would refuse) can run.
+
+`triggers_bypassed()` does what an attacker with database rights would: PostgreSQL
+`session_replication_role = replica` (superuser; ordinary triggers do not fire), SQLite drops
+the triggers and recreates them afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from django.db import connection, transaction
+
+TRAIL_TABLES = ("decisions_decisionevent", "decisions_trailcheckpoint", "decisions_trailhead")
+
+
+@contextmanager
+def triggers_bypassed() -> Iterator[None]:
+    """Inside, the trail's protective triggers do not fire (on this connection)."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SET LOCAL session_replication_role = replica")
+            try:
+                yield
+            finally:
+                cursor.execute("SET LOCAL session_replication_role = origin")
+            return
+        names = ", ".join(f"'{table}'" for table in TRAIL_TABLES)
+        cursor.execute(
+            f"SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN ({names})"  # noqa: S608
+        )
+        saved = cursor.fetchall()
+        for name, _ in saved:
+            cursor.execute(f'DROP TRIGGER "{name}"')
+        try:
+            yield
+        finally:
+            for _, sql in saved:
+                cursor.execute(sql)
+
+
+def empty_trail() -> None:
+    """Delete every trail row, triggers bypassed: for teardown before Django's flush."""
+    with triggers_bypassed(), connection.cursor() as cursor:
+        for table in TRAIL_TABLES:
+            cursor.execute(f"DELETE FROM {table}")  # noqa: S608
