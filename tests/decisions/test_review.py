@@ -6,13 +6,13 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from decisions.models import Decision, DecisionEvent, Outbox
 from django.contrib.auth.models import Permission
 from django.db import transaction
 from rest_framework.test import APIClient
 
 from coordinates.models import Role
 from decisions import services
+from decisions.models import Decision, DecisionEvent, Outbox
 from maria.errors import ApplicationError
 from tests.decisions.conftest import GOOD, WRONG_NUMBER, ZONE, cite
 
