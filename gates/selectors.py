@@ -14,6 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Q, QuerySet
 from django.http import Http404
+from django.urls import reverse
 from django.utils import timezone
 
 from coordinates import policy as zone_policy
@@ -29,7 +30,8 @@ from gates.whatif import ZoneReplay, stored_score, whatif_zones
 REVIEW_ROLES = (Role.REVIEWER, Role.ZONE_ADMIN)
 AUDIT_ROLES = (Role.AUDITOR,)
 ADMIN_ROLES = (Role.ZONE_ADMIN,)
-QUEUE_LIMIT = 2000
+QUEUE_LIMIT = 200  # rows on one page: soonest due first; filters narrow the rest
+QUESTION_CHARS = 140
 AUDIT_PAGE = 50
 
 
@@ -128,6 +130,7 @@ class QueueRow:
     claimed_by: str | None
     claimed_by_me: bool
     escalated_to: str
+    url: str
 
     @property
     def below_tau(self) -> bool:
@@ -147,8 +150,7 @@ def gate_reason(gate: str, mode: str, sufficiency: float | None, tau: float | No
     return gate or "-"
 
 
-def queue_rows(user: AnyUser, filters: QueueFilters, *, limit: int = QUEUE_LIMIT) -> list[QueueRow]:
-    """Decisions waiting for a person in the user's zones, soonest due first."""
+def _waiting(user: AnyUser, filters: QueueFilters) -> QuerySet[Decision]:
     scopes = scopes_of(user, REVIEW_ROLES)
     rows = Decision.objects.filter(state=State.APPROVAL_REQUIRED).filter(zone_filter(scopes))
     if filters.zone:
@@ -167,21 +169,45 @@ def queue_rows(user: AnyUser, filters: QueueFilters, *, limit: int = QUEUE_LIMIT
         rows = rows.exclude(escalated_to="")
     if filters.q:
         rows = rows.filter(Q(question__icontains=filters.q) | Q(answer__icontains=filters.q))
-    values = rows.order_by("due_at", "pk").values(
-        "pk",
-        "zone",
-        "question",
-        "gate",
-        "mode",
-        "sufficiency",
-        "created_at",
-        "due_at",
-        "escalated_to",
-        "claimed_by_id",
-        "claimed_by__username",
-        "claimed_until",
-        "report__policy",
-    )[:limit]
+    return rows
+
+
+def queue_total(user: AnyUser, filters: QueueFilters) -> int:
+    return _waiting(user, filters).count()
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= QUESTION_CHARS else text[: QUESTION_CHARS - 1] + "…"
+
+
+def queue_rows(user: AnyUser, filters: QueueFilters, *, limit: int | None = None) -> list[QueueRow]:
+    """Decisions waiting for a person in the user's zones, soonest due first.
+
+    Links and shortened questions are made here, not in the template: per row, template
+    tags cost more than the query (a page of many rows must render in well under 200 ms).
+    """
+    now = timezone.now()
+    # One reverse() for the page; every row's link is the same path with its id.
+    base = reverse("decision-page", args=[0])[: -len("0/")]
+    values = (
+        _waiting(user, filters)
+        .order_by("due_at", "pk")
+        .values(
+            "pk",
+            "zone",
+            "question",
+            "gate",
+            "mode",
+            "sufficiency",
+            "created_at",
+            "due_at",
+            "escalated_to",
+            "claimed_by_id",
+            "claimed_by__username",
+            "claimed_until",
+            "report__policy",
+        )[: limit or QUEUE_LIMIT]
+    )
     result = []
     for v in values:
         policy = v["report__policy"] or {}
@@ -193,7 +219,7 @@ def queue_rows(user: AnyUser, filters: QueueFilters, *, limit: int = QUEUE_LIMIT
             QueueRow(
                 id=v["pk"],
                 zone=v["zone"],
-                question=v["question"][:300],
+                question=_short(v["question"]),
                 gate=v["gate"],
                 mode=v["mode"],
                 reason=gate_reason(v["gate"], v["mode"], v["sufficiency"], tau),
@@ -205,6 +231,7 @@ def queue_rows(user: AnyUser, filters: QueueFilters, *, limit: int = QUEUE_LIMIT
                 claimed_by=v["claimed_by__username"] if held_now else None,
                 claimed_by_me=bool(held_now and v["claimed_by_id"] == user.pk),
                 escalated_to=v["escalated_to"],
+                url=f"{base}{v['pk']}/",
             )
         )
     return result

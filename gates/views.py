@@ -65,10 +65,16 @@ def role_required(roles: Iterable[str]) -> Callable[[View], View]:
 
 def _queue_context(request: HttpRequest) -> dict[str, Any]:
     filters = selectors.QueueFilters.from_query(request.GET)
+    rows = selectors.queue_rows(request.user, filters)
+    total = len(rows)
+    if total >= selectors.QUEUE_LIMIT:  # a full page: there may be more behind it
+        total = selectors.queue_total(request.user, filters)
     return {
         "filters": filters,
         "filter_query": urlencode(filters.as_query()),
-        "rows": selectors.queue_rows(request.user, filters),
+        "rows": rows,
+        "total": total,
+        "shown": len(rows),
         "now": timezone.now(),
     }
 

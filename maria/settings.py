@@ -142,7 +142,10 @@ CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL) or "memory:/
 CELERY_TASK_ALWAYS_EAGER = env.bool(
     "CELERY_TASK_ALWAYS_EAGER", default=CELERY_BROKER_URL.startswith("memory://")
 )
-CELERY_TASK_EAGER_PROPAGATES = True
+# Eager tasks fail and retry as a worker's would: an exception or a `self.retry()` escaping
+# an after-commit callback would answer 500 for a change that committed, and leave a
+# decision proposed with no retry. Failures are logged (celery.app.trace) instead.
+CELERY_TASK_EAGER_PROPAGATES = env.bool("CELERY_TASK_EAGER_PROPAGATES", default=False)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

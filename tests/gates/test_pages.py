@@ -39,6 +39,25 @@ def test_the_queue_lists_decisions_of_the_reviewers_zones_only(
     assert f'data-id="{decision_id}"' not in theirs
 
 
+def test_a_long_queue_shows_the_soonest_due_page_and_says_how_many_wait(
+    queue_one: Callable[..., int], person: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given three waiting decisions and a page of two
+    from gates import selectors
+
+    monkeypatch.setattr(selectors, "QUEUE_LIMIT", 2)
+    first, second, third = (queue_one(question=f"Question {n}") for n in range(3))
+    reviewer = login(person("fin", Role.REVIEWER, "G1.U1.P1"))
+    # when the reviewer opens the queue
+    page = reviewer.get("/queue/").content.decode()
+    # then the two due first are listed, linked, and the page says one more waits
+    assert f'data-id="{first}"' in page
+    assert f'data-id="{second}"' in page
+    assert f'data-id="{third}"' not in page
+    assert f'href="/queue/decisions/{first}/"' in page
+    assert "Showing the 2 due first of 3 waiting decisions" in page
+
+
 def test_another_zones_decision_is_404_by_url_and_action(
     queue_one: Callable[..., int], person: Callable[..., Any]
 ) -> None:
