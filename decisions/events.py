@@ -46,6 +46,7 @@ class Kind(StrEnum):
     GRAPH_NODE_DELETED = "graph.node_deleted"
     GRAPH_IMPORTED = "graph.imported"
     GRAPH_ANSWERED = "graph.answered"
+    GRAPH_RISK_FLAGGED = "graph.risk_flagged"
 
 
 def policy_changed(
@@ -304,6 +305,7 @@ def graph_answered(
     nodes: list[str],
     escalated_to: str | None,
     report: str,
+    report_id: int | None = None,
 ) -> DecisionEvent:
     """A question answered from the graph, and how the graph gate judged its evidence."""
     return trail.append(
@@ -319,5 +321,32 @@ def graph_answered(
             "nodes": nodes[:50],
             "escalated_to": escalated_to,
             "report": report,
+            "report_id": report_id,
+        },
+    )
+
+
+def graph_risk_flagged(
+    *,
+    zone: Coordinate,
+    actor: AbstractBaseUser | str | None,
+    key: str,
+    share: float,
+    threshold: float,
+    review_by: str,
+    graph_generation: int,
+) -> DecisionEvent:
+    """A node carries more of the zone's causal paths than its risk_threshold allows: it is
+    sent for review by the parent level's authority (written once per threshold crossing)."""
+    return trail.append(
+        kind=Kind.GRAPH_RISK_FLAGGED,
+        chain=trail.chain_for(zone),
+        actor=actor,
+        payload={
+            "node": key,
+            "share": share,
+            "threshold": threshold,
+            "review_by": review_by,
+            "graph_generation": graph_generation,
         },
     )

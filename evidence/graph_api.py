@@ -189,7 +189,9 @@ class GraphRiskView(APIView):
     def get(self, request: Request) -> Response:
         zone = _zone(request.query_params.get("zone"))
         return Response(
-            graph_query.risk(zone=zone, scopes=reader_scopes(request.user, request.auth))
+            graph_query.risk(
+                zone=zone, scopes=reader_scopes(request.user, request.auth), actor=_actor(request)
+            )
         )
 
 

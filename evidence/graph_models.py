@@ -140,3 +140,31 @@ class GraphChange(models.Model):
 
     def __str__(self) -> str:
         return f"graph change {self.generation} {self.op}"
+
+
+class GraphRiskFlag(models.Model):
+    """A node of a zone that is above the zone's risk_threshold and has been flagged on the
+    trail (graph.risk_flagged) for review by the parent level's authority.
+
+    The row *is* the "already flagged" state: the risk endpoint writes the event only when it
+    creates the row (or when the threshold changed), and deletes the row when the node drops
+    back below the threshold, so the next crossing is flagged again. A unique (zone, key) makes
+    concurrent reads write one event.
+    """
+
+    zone = models.CharField(max_length=64)
+    key = models.CharField(max_length=200)  # the node's key: the trail outlives the node
+    threshold = models.FloatField()
+    share = models.FloatField()
+    review_by = models.CharField(max_length=64)
+    event = models.CharField(max_length=80)  # "chain#seq" of the graph.risk_flagged event
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["zone", "key"]
+        constraints = [
+            models.UniqueConstraint(fields=["zone", "key"], name="graph_risk_flag_unique_node")
+        ]
+
+    def __str__(self) -> str:
+        return f"risk flag {self.key} in {self.zone}"

@@ -3,6 +3,7 @@ risk concentration. Reads a snapshot of the cached index and calls the pure grap
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -15,13 +16,17 @@ from rest_framework import status
 from scipy.sparse.csgraph import connected_components
 
 from coordinates.coordinate import Coordinate
-from coordinates.selectors import effective_policy
+from coordinates.selectors import EffectivePolicy, effective_policy
+from decisions.chain import canonical_json
 from evidence.graph.cohesion import select_evidence, set_cohesion, structural_gaps
 from evidence.graph.diffusion import best_hop_count, h_hop, noise_from_gap, ppr, spectral_gap
 from evidence.graph.paths import CausalGraph, best_causal_path, causal_subgraph
 from evidence.graph.risk import risk_concentration
 from evidence.graph.types import EDGE_TYPES, EdgeType
+from evidence.graph_models import GraphRiskFlag
 from evidence.graph_store import GraphSnapshot, snapshot
+from evidence.models import ValidationReport
+from evidence.validation import bundle_create
 from gates.policy import graph_grade
 from maria.errors import ApplicationError
 
@@ -133,10 +138,11 @@ def graph_answer(
 ) -> dict[str, Any]:
     """Embed q, x_i = max(0, cos(q, label_i)) on the visible nodes, diffuse (h-hop or PPR),
     pick k nodes greedily for relevance + cohesion, then gate on Cohesion(S) vs tau_c."""
-    from decisions import events, trail
+    from decisions import events
     from evidence.services import embedder
 
-    policy = effective_policy(zone).values
+    effective = effective_policy(zone)
+    policy = effective.values
     graph = snapshot(embed=True)
     mask = visible_rows(graph, [zone] if scopes is None else _narrow(scopes, zone))
     adjacency = restricted(graph.adjacency, mask)
@@ -194,8 +200,10 @@ def graph_answer(
         "components": pieces,
         "escalated_to": escalated_to,
     }
-    digest = trail.content_hash(report)
     with transaction.atomic():
+        stored = _store_report(
+            zone=zone, policy=effective, body=body, edges=edges, nodes=nodes, relevance=top
+        )
         event = events.graph_answered(
             zone=zone,
             actor=actor,
@@ -206,10 +214,78 @@ def graph_answer(
             outcome=outcome,
             nodes=[str(n["key"]) for n in nodes],
             escalated_to=escalated_to,
-            report=digest,
+            report=stored.content_hash,
+            report_id=stored.pk,
         )
-    body["report"] = {**report, "content_hash": digest, "trail_event": f"{event.chain}#{event.seq}"}
+    body["report"] = {
+        **report,
+        "id": stored.pk,
+        "content_hash": stored.content_hash,
+        "trail_event": f"{event.chain}#{event.seq}",
+    }
+    body["report_id"] = stored.pk
     return body
+
+
+# How a graph gate outcome is stored in a ValidationReport's gate field (whose values are the
+# answer gate's auto | flagged | required | blocked): a direct answer would pass on its own
+# ("auto"), a qualified one passes with a caution a person should see ("flagged"), and an
+# escalated one needs the parent level's authority ("required"). Nothing is "blocked".
+GRAPH_GATE_AS_REPORT_GATE: dict[str, str] = {
+    "direct": "auto",
+    "qualified": "flagged",
+    "escalate": "required",
+}
+
+
+def _claims(edges: list[dict[str, Any]], nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One claim per evidence edge: the fact it states, citing its end nodes that are
+    documents (by node key, and document id where the key names one); none otherwise."""
+    by_key = {str(n["key"]): n for n in nodes}
+    labels = {k: f"{n['type']} “{n['label']}”" for k, n in by_key.items()}
+    claims = []
+    for e in edges:
+        citations = []
+        for end in (e["source"], e["target"]):
+            node = by_key.get(str(end))
+            if node is None or node["type"] != "document":
+                continue
+            ref = str(end).removeprefix("document:")
+            citations.append({"node": end, "document": int(ref) if ref.isdigit() else None})
+        claims.append({"text": _fact(e, labels), "edge": e, "citations": citations})
+    return claims
+
+
+def _store_report(
+    *,
+    zone: Coordinate,
+    policy: EffectivePolicy,
+    body: dict[str, Any],
+    edges: list[dict[str, Any]],
+    nodes: list[dict[str, Any]],
+    relevance: float,
+) -> ValidationReport:
+    """The graph answer as an immutable bundle (its evidence edges as claims) and report.
+
+    sufficiency is the best diffusion score (relevance before normalisation, 0 if nothing
+    matched); completeness is not computed for graph answers and stored as 0.
+    """
+    bundle = bundle_create(zone=zone, claims=_claims(edges, nodes))
+    full = {k: v for k, v in body.items() if k != "report"}
+    report = ValidationReport(
+        bundle=bundle,
+        policy_label=policy.label,
+        policy=policy.values.as_dict(),
+        sufficiency=float(relevance) if math.isfinite(relevance) else 0.0,
+        completeness=0.0,
+        cohesion=float(body["cohesion"]),
+        mode=f"graph-{body['method']}",
+        gate=GRAPH_GATE_AS_REPORT_GATE[str(body["gate"])],
+        body=full,
+        content_hash=hashlib.sha256(canonical_json(full)).hexdigest(),
+    )
+    report.save()
+    return report
 
 
 def _narrow(scopes: list[Coordinate], zone: Coordinate) -> list[Coordinate]:
@@ -370,12 +446,14 @@ def _shares(src: NDArray[np.int64], dst: NDArray[np.int64], *, exclude: int) -> 
     return {int(v): float(s) for v, s in zip(result.nodes, result.share, strict=True)}
 
 
-def risk(*, zone: Coordinate, scopes: list[Coordinate] | None) -> dict[str, Any]:
+def risk(*, zone: Coordinate, scopes: list[Coordinate] | None, actor: Any = None) -> dict[str, Any]:
     """B(v) = share of the zone's source-to-sink paths through v (cycles dropped); nodes at or
-    above the zone's risk_threshold need review by the parent level's authority."""
+    above the zone's risk_threshold need review by the parent level's authority, and each is
+    put on the trail once per threshold crossing (see `_flag_hotspots`)."""
     threshold = effective_policy(zone).values.risk_threshold
     graph = snapshot()
-    mask = visible_rows(graph, [zone] if scopes is None else _narrow(scopes, zone))
+    seen = [zone] if scopes is None else _narrow(scopes, zone)
+    mask = visible_rows(graph, seen)
     edges = graph.edges
     keep = mask[edges.src] & mask[edges.dst] & (edges.weight > 0)
     src, dst = edges.src[keep], edges.dst[keep]
@@ -385,6 +463,18 @@ def risk(*, zone: Coordinate, scopes: list[Coordinate] | None) -> dict[str, Any]
     review_by = str(parent) if parent is not None else str(zone)
     hot = set(result.hotspots.tolist())
     ranked = np.argsort(-result.share, kind="stable")
+    hotspots = [
+        {
+            **_node(graph, int(v)),
+            "share": round(result.share_of(int(v)), 6),
+            "review_by": review_by,
+        }
+        for v in result.hotspots.tolist()
+    ]
+    if seen == [zone]:
+        # Only a reader who sees the whole zone sees its true hotspots; a narrower view
+        # neither flags nor clears anything.
+        _flag_hotspots(zone, threshold, hotspots, graph.generation, actor)
     return {
         "zone": str(zone),
         "threshold": threshold,
@@ -399,12 +489,51 @@ def risk(*, zone: Coordinate, scopes: list[Coordinate] | None) -> dict[str, Any]
             )
             for i in ranked.tolist()[:200]
         ],
-        "hotspots": [
-            {
-                **_node(graph, int(v)),
-                "share": round(result.share_of(int(v)), 6),
-                "review_by": review_by,
-            }
-            for v in result.hotspots.tolist()
-        ],
+        "hotspots": hotspots,
     }
+
+
+def _flag_hotspots(
+    zone: Coordinate,
+    threshold: float,
+    hotspots: list[dict[str, Any]],
+    generation: int,
+    actor: Any,
+) -> None:
+    """One graph.risk_flagged event per node and threshold crossing, not one per read.
+
+    A GraphRiskFlag row per (zone, node) holds "flagged at this threshold": the event is
+    written only by the read that creates the row (the unique constraint lets one of two
+    concurrent reads win) or that moves it to a new threshold; a node no longer above the
+    threshold loses its row, so crossing it again is a new event. A crossing that starts and
+    ends between two reads of the risk endpoint is not seen.
+    """
+    from decisions import events
+
+    hot = {str(h["key"]): h for h in hotspots}
+    with transaction.atomic():
+        GraphRiskFlag.objects.filter(zone=str(zone)).exclude(key__in=list(hot)).delete()
+        for key, spot in hot.items():
+            flag, created = GraphRiskFlag.objects.get_or_create(
+                zone=str(zone),
+                key=key,
+                defaults={
+                    "threshold": threshold,
+                    "share": spot["share"],
+                    "review_by": spot["review_by"],
+                },
+            )
+            if not created:
+                moved = GraphRiskFlag.objects.filter(pk=flag.pk).exclude(threshold=threshold)
+                if not moved.update(threshold=threshold, share=spot["share"]):
+                    continue  # already flagged at this threshold
+            event = events.graph_risk_flagged(
+                zone=zone,
+                actor=actor,
+                key=key,
+                share=spot["share"],
+                threshold=threshold,
+                review_by=spot["review_by"],
+                graph_generation=generation,
+            )
+            GraphRiskFlag.objects.filter(pk=flag.pk).update(event=f"{event.chain}#{event.seq}")

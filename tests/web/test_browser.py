@@ -8,6 +8,7 @@ database and channel layer. Chromium is Debian's /usr/bin/chromium, driven by Pl
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import threading
@@ -152,10 +153,12 @@ def submit_over_http(base: str, key: str, paragraph: Any) -> int:
 
 
 def shoot(page: Any, name: str, *, readme: bool = False) -> None:
+    """Save a screenshot under test-artifacts/; with MARIA_UPDATE_SCREENSHOTS=1 the README's
+    copy in docs/screenshots/ too (a test run must not change committed files by itself)."""
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=False)
-    if readme:
+    if readme and os.environ.get("MARIA_UPDATE_SCREENSHOTS") == "1":
         README_SHOTS.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, README_SHOTS / f"{name}.png")
 

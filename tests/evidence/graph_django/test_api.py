@@ -217,3 +217,43 @@ def test_graph_reads_are_scoped_to_the_readers_zones(
     assert path.status_code == 404
     listed = outsider.get("/api/v1/graph/nodes/").json()["nodes"]
     assert "decision:a" not in {n["key"] for n in listed}
+
+
+def test_a_risk_hotspot_is_flagged_on_the_trail_once_per_threshold_crossing(
+    import_lines: Callable[..., Any], reviewer_api: Any, set_policy: Callable[..., None]
+) -> None:
+    from decisions.models import DecisionEvent
+
+    import_lines(
+        [
+            edge("decision:1", "person:busy", "approved_by"),
+            edge("decision:2", "person:busy", "approved_by"),
+            edge("decision:3", "person:busy", "approved_by"),
+            edge("decision:4", "person:idle", "approved_by"),
+        ]
+    )
+    set_policy(risk_threshold=0.6)
+
+    def risk_events() -> list[Any]:
+        return list(DecisionEvent.objects.filter(kind="graph.risk_flagged").order_by("seq"))
+
+    for _ in range(3):
+        assert reviewer_api.get(f"/api/v1/graph/risk/?zone={ZONE}").status_code == 200
+    [flagged] = risk_events()
+    assert flagged.chain == ZONE
+    assert flagged.actor == "rita"
+    assert flagged.payload["node"] == "person:busy"
+    assert flagged.payload["share"] == pytest.approx(0.75)
+    assert flagged.payload["threshold"] == 0.6
+    assert flagged.payload["review_by"] == "G1.U1.P1"
+
+    set_policy(risk_threshold=0.9)  # busy falls below: nothing to flag, the flag is cleared
+    reviewer_api.get(f"/api/v1/graph/risk/?zone={ZONE}")
+    assert len(risk_events()) == 1
+    set_policy(risk_threshold=0.6)  # a new crossing is a new event
+    reviewer_api.get(f"/api/v1/graph/risk/?zone={ZONE}")
+    reviewer_api.get(f"/api/v1/graph/risk/?zone={ZONE}")
+    assert [e.payload["node"] for e in risk_events()] == ["person:busy", "person:busy"]
+    set_policy(risk_threshold=0.7)  # still above, at a new threshold: flagged at it too
+    reviewer_api.get(f"/api/v1/graph/risk/?zone={ZONE}")
+    assert [e.payload["threshold"] for e in risk_events()] == [0.6, 0.6, 0.7]

@@ -168,3 +168,54 @@ def test_a_rolled_back_change_the_index_had_seen_does_not_linger(org: Any) -> No
     _link("decision:b", "person:p")  # the same generation number again, another change
     assert _pairs() == {("decision:a", "person:p"), ("decision:b", "person:p")}
     assert not GraphNode.objects.filter(key="decision:ghost").exists()
+
+
+@pytest.mark.parametrize(
+    ("tau", "gate", "stored"),
+    [(0.15, "direct", "auto"), (0.4, "qualified", "flagged"), (0.9, "escalate", "required")],
+)
+def test_a_graph_answer_stores_its_bundle_and_report_and_the_trail_carries_its_hash(
+    import_lines: Callable[..., Any],
+    reviewer_api: Any,
+    set_policy: Callable[..., None],
+    tau: float,
+    gate: str,
+    stored: str,
+) -> None:
+    from evidence.models import ValidationReport
+
+    import_lines(TWO_ISLANDS)
+    set_policy(cohesion_tau=tau)
+    body = ask(reviewer_api, q="printer", k=4)
+    assert body["gate"] == gate
+    report = ValidationReport.objects.get()
+    assert body["report_id"] == report.pk == body["report"]["id"]
+    assert report.cohesion == body["cohesion"]
+    assert report.gate == stored
+    assert report.mode == "graph-hop"
+    assert report.completeness == 0
+    assert report.policy["cohesion_tau"] == tau
+    assert report.body["structural_gaps"] == body["structural_gaps"]
+    assert report.body["escalated_to"] == body["escalated_to"]
+    assert report.body["gate"] == gate
+    claims = report.bundle.claims
+    assert {(c["edge"]["source"], c["edge"]["target"]) for c in claims} == {
+        (e["source"], e["target"]) for e in body["subgraph"]["edges"]
+    }
+    assert all(c["citations"] == [] for c in claims)  # no document nodes among the evidence
+    event = DecisionEvent.objects.get(kind="graph.answered")
+    assert event.payload["report"] == report.content_hash == body["report"]["content_hash"]
+    assert event.payload["report_id"] == report.pk
+
+
+def test_a_document_node_in_the_evidence_is_cited_by_its_claim(
+    import_lines: Callable[..., Any], reviewer_api: Any
+) -> None:
+    from evidence.models import ValidationReport
+
+    import_lines(CHAIN)
+    ask(reviewer_api, k=4)
+    claims = ValidationReport.objects.get().bundle.claims
+    cited = [c for c in claims if c["citations"]]
+    assert [c["edge"]["target"] for c in cited] == ["document:evaluation"]
+    assert cited[0]["citations"] == [{"node": "document:evaluation", "document": None}]
