@@ -101,6 +101,11 @@ def _push(decision: Decision, kind: str) -> None:
     )
 
 
+def _log_after_commit(message: str, *, level: int = logging.INFO, **fields: Any) -> None:
+    """Log once the change commits (in order with its side effects), never for a rollback."""
+    transaction.on_commit(lambda: log.log(level, message, extra=fields))
+
+
 def _transition(decision: Decision, name: str) -> None:
     try:
         getattr(decision, name)()
@@ -190,11 +195,10 @@ def decision_submit(
             return Submitted(existing, replayed=True)
         events.decision_proposed(decision, actor=user)
         decision_id, bundle_hash = decision.pk, bundle.content_hash
+        _log_after_commit(
+            "decision submitted", decision_id=decision_id, zone=decision.zone, agent=decision.agent
+        )
         transaction.on_commit(lambda: _schedule_validation(decision_id, bundle_hash))
-    log.info(
-        "decision submitted",
-        extra={"decision_id": decision.pk, "zone": decision.zone, "agent": decision.agent},
-    )
     return Submitted(decision, replayed=False)
 
 
@@ -238,11 +242,8 @@ def decision_validate(*, decision_id: int, bundle_hash: str) -> Decision:
         _transition(locked, "validate")
         _save(locked)
         events.decision_validated(locked, report)
+        _log_after_commit("decision validated", decision_id=decision_id, gate=report.gate)
         _route(locked, report, policy.values.review_sla_hours)
-    log.info(
-        "decision validated and routed",
-        extra={"decision_id": decision_id, "gate": locked.gate, "state": locked.state},
-    )
     return locked
 
 
@@ -285,6 +286,7 @@ def _route(decision: Decision, report: ValidationReport, sla_hours: float) -> No
         _transition(decision, "approve")
         _save(decision)
         events.decision_approved(decision, actor=None, reason=f"gate {report.gate}")
+        _log_after_commit("decision routed", decision_id=decision.pk, to="approved")
         _deliver(decision)
     elif report.gate == Gate.REQUIRED:
         decision.due_at = timezone.now() + timedelta(hours=sla_hours)
@@ -292,12 +294,14 @@ def _route(decision: Decision, report: ValidationReport, sla_hours: float) -> No
         _save(decision)
         events.decision_queued(decision)
         _push(decision, "decision.added")
+        _log_after_commit("decision routed", decision_id=decision.pk, to="reviewer queue")
     else:
         decision.refusal = _refusal(report)
         decision.outcome_reason = "blocked: the evidence does not support the answer"
         _transition(decision, "fail")
         _save(decision)
         events.decision_failed(decision, actor=None, reason=decision.outcome_reason)
+        _log_after_commit("decision routed", decision_id=decision.pk, to="blocked")
 
 
 def _deliver(decision: Decision) -> None:
@@ -311,22 +315,13 @@ def _deliver(decision: Decision) -> None:
         .exclude(webhook_url="")
         .first()
     )
-    decision_id = decision.pk
     if token is None:
         _transition(decision, "complete")
         _save(decision)
         events.decision_completed(decision, how="released for polling")
-        transaction.on_commit(
-            lambda: log.info(
-                "answer released", extra={"decision_id": decision_id, "delivery": "polling"}
-            )
-        )
+        _log_after_commit("answer released", decision_id=decision.pk, delivery="polling")
         return
-    transaction.on_commit(
-        lambda: log.info(
-            "answer released", extra={"decision_id": decision_id, "delivery": "webhook"}
-        )
-    )
+    _log_after_commit("answer released", decision_id=decision.pk, delivery="webhook")
     outbox_send_after_commit(
         Outbox.objects.create(
             kind=Outbox.Kind.WEBHOOK,
@@ -346,7 +341,7 @@ def decision_confirm_delivery(*, decision_id: int, how: str) -> Decision:
         _transition(decision, "complete")
         _save(decision)
         events.decision_completed(decision, how=how)
-    log.info("delivery confirmed", extra={"decision_id": decision_id, "delivery": how})
+        _log_after_commit("delivery confirmed", decision_id=decision_id, delivery=how)
     return decision
 
 
@@ -361,7 +356,9 @@ def decision_delivery_failed(*, decision_id: int, reason: str) -> Decision:
         _transition(decision, "fail")
         _save(decision)
         events.decision_failed(decision, actor=None, reason=reason)
-    log.warning("delivery failed", extra={"decision_id": decision_id, "reason": reason})
+        _log_after_commit(
+            "delivery failed", level=logging.WARNING, decision_id=decision_id, reason=reason
+        )
     return decision
 
 
@@ -377,7 +374,9 @@ def decision_validation_failed(*, decision_id: int, reason: str) -> Decision:
         _transition(decision, "fail")
         _save(decision)
         events.decision_failed(decision, actor=None, reason=reason)
-    log.warning("decision failed in validation", extra={"decision_id": decision_id})
+        _log_after_commit(
+            "decision failed in validation", level=logging.WARNING, decision_id=decision_id
+        )
     return decision
 
 
@@ -426,7 +425,7 @@ def decision_claim(*, decision_id: int, user: User) -> Decision:
         decision.save(update_fields=["claimed_by", "claimed_until", "updated_at"])
         events.decision_claimed(decision, actor=user)
         _push(decision, "decision.claimed")
-    log.info("decision claimed", extra={"decision_id": decision_id, "user": user.get_username()})
+        _log_after_commit("decision claimed", decision_id=decision_id, user=user.get_username())
     return decision
 
 
@@ -446,7 +445,7 @@ def decision_release(*, decision_id: int, user: User) -> Decision:
         decision.save(update_fields=["claimed_by", "claimed_until", "updated_at"])
         events.decision_released(decision, actor=user)
         _push(decision, "decision.released")
-    log.info("claim released", extra={"decision_id": decision_id, "user": user.get_username()})
+        _log_after_commit("claim released", decision_id=decision_id, user=user.get_username())
     return decision
 
 
@@ -472,19 +471,16 @@ def decision_approve(*, decision_id: int, user: User, reason: str = "") -> Decis
             decision.save(update_fields=["claimed_by", "claimed_until", "updated_at"])
             events.decision_approval_recorded(decision, actor=user, given=given, needed=needed)
             _push(decision, "decision.released")
-            transaction.on_commit(
-                lambda: log.info(
-                    "approval recorded",
-                    extra={"decision_id": decision_id, "given": given, "needed": needed},
-                )
+            _log_after_commit(
+                "approval recorded", decision_id=decision_id, given=given, needed=needed
             )
             return decision
         _transition(decision, "approve")
         _save(decision)
         events.decision_approved(decision, actor=user, reason=reason)
         _push(decision, "decision.resolved")
+        _log_after_commit("decision approved", decision_id=decision_id, user=user.get_username())
         _deliver(decision)
-    log.info("decision approved", extra={"decision_id": decision_id, "user": user.get_username()})
     return decision
 
 
@@ -503,7 +499,7 @@ def decision_reject(*, decision_id: int, user: User, reason: str) -> Decision:
         _save(decision)
         events.decision_failed(decision, actor=user, reason=reason)
         _push(decision, "decision.resolved")
-    log.info("decision rejected", extra={"decision_id": decision_id, "user": user.get_username()})
+        _log_after_commit("decision rejected", decision_id=decision_id, user=user.get_username())
     return decision
 
 
@@ -524,11 +520,13 @@ def decision_override(*, decision_id: int, user: User, reason: str) -> Decision:
         _transition(decision, "override")
         _save(decision)
         events.decision_overridden(decision, actor=user, reason=reason)
+        _log_after_commit(
+            "blocked decision overridden",
+            level=logging.WARNING,
+            decision_id=decision_id,
+            user=user.get_username(),
+        )
         _deliver(decision)
-    log.warning(
-        "blocked decision overridden",
-        extra={"decision_id": decision_id, "user": user.get_username()},
-    )
     return decision
 
 
@@ -558,5 +556,5 @@ def decisions_escalate_overdue() -> int:
             events.decision_escalated(decision, to=str(parent))
             _push(decision, "decision.escalated")
             moved += 1
-        log.info("decision escalated", extra={"decision_id": decision_id, "to": str(parent)})
+            _log_after_commit("decision escalated", decision_id=decision_id, to=str(parent))
     return moved

@@ -259,9 +259,9 @@ class Worker:
 
 
 def retry_inline(monkeypatch: Any) -> list[int]:
-    """Eager tasks retry inline, as a worker would retry them, and without waiting: with
-    eager propagation on, the first `self.retry()` would escape as an exception instead.
-    Returns the list of retry numbers the tasks asked a backoff for."""
+    """Eager tasks retry inline, as a worker would, whatever CELERY_TASK_EAGER_PROPAGATES
+    says (with it on, the first `self.retry()` escapes as an exception), and with no wait.
+    Returns the retry numbers the tasks asked a backoff for, in order."""
     from decisions import tasks
     from maria.celery import app
 

@@ -18,12 +18,13 @@ import psycopg
 import pytest
 from django.conf import settings
 from django.db import connection
+from rest_framework.test import APIClient
 
 from decisions import services, tasks
 from decisions.models import Decision, DecisionEvent
 from evidence.models import ValidationReport
 from maria.metrics import TASK_RETRIES
-from tests.decisions.conftest import GOOD, WRONG_NUMBER, cite
+from tests.decisions.conftest import AGENT, GOOD, WRONG_NUMBER, ZONE, cite
 from tests.decisions.helpers import Worker, kinds, retry_inline, sessions, wait_until
 
 COMPLETED_PATH = [
@@ -240,6 +241,37 @@ def test_a_validation_that_keeps_failing_ends_in_failed_with_the_reason(
     failed = DecisionEvent.objects.get(decision_id=decision.pk, kind="decision.failed")
     assert failed.reason == decision.outcome_reason
     assert kinds(decision.pk) == ["decision.proposed", "decision.failed"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_a_broker_a_failing_validation_still_answers_201_and_ends_failed(
+    policy_doc: Any, agent_client: Callable[[str], APIClient], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given the embedded mode's eager tasks, as configured, and a validation that raises
+    def broken(*, decision_id: int, bundle_hash: str) -> Decision:
+        raise RuntimeError("the embedding service is unreachable")
+
+    monkeypatch.setattr(tasks, "decision_validate", broken)
+
+    # when an answer is submitted and really commits
+    response = agent_client(AGENT).post(
+        "/api/v1/decisions/",
+        {
+            "question": "Who approves large travel expenses?",
+            "answer": GOOD,
+            "zone": ZONE,
+            "agent": AGENT,
+            "claims": [{"text": GOOD, "citations": [cite(policy_doc)]}],
+        },
+        format="json",
+    )
+
+    # then the agent is told its answer was taken (not a 500 for a committed change), and
+    # the decision did not stay proposed: the retries ran and it failed with the reason
+    assert response.status_code == 201
+    decision = Decision.objects.get(pk=response.json()["id"])
+    assert decision.state == "failed"
+    assert "the embedding service is unreachable" in decision.outcome_reason
 
 
 @pytest.mark.django_db
