@@ -12,6 +12,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from django.db import transaction
+
 from decisions import trail
 from decisions.models import DecisionEvent
 
@@ -134,11 +136,13 @@ def _decision(
         decision_id=decision.pk,
         payload={"state": decision.state, **payload},
     )
-    # The knowledge graph follows every decision event in the same transaction: the
-    # decision's node, and the edge each transition makes (to its actor, documents, policy).
-    from evidence import graph_store
+    # The knowledge graph follows every decision event after commit, in its own transaction
+    # (a task, retried): graph writes share one generation row, and holding it inside every
+    # decision's transaction made all zones' transitions wait on each other.
+    from evidence.tasks import record_graph_event
 
-    graph_store.record_decision_event(decision, kind, actor=actor, payload=payload)
+    decision_id, actor_id, facts = decision.pk, getattr(actor, "pk", None), dict(payload)
+    transaction.on_commit(lambda: record_graph_event.delay(decision_id, str(kind), actor_id, facts))
     return event
 
 

@@ -498,6 +498,22 @@ def record_decision_event(
         link(authority, EdgeType.ESCALATED_TO)
 
 
+def record_decision_event_later(
+    *, decision_id: int, kind: str, actor_id: int | None, payload: Mapping[str, Any]
+) -> None:
+    """`record_decision_event` for a committed decision event, in a transaction of its own."""
+    from django.contrib.auth import get_user_model
+
+    from decisions.models import Decision
+
+    decision = Decision.objects.filter(pk=decision_id).first()
+    if decision is None:
+        return
+    actor = get_user_model().objects.filter(pk=actor_id).first() if actor_id else None
+    with transaction.atomic():
+        record_decision_event(decision, kind, actor=actor, payload=payload)
+
+
 # --- feeding (b): extraction from document versions ------------------------------------------
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from celery import shared_task
+from typing import Any
 
-from evidence.graph_store import version_extract
+from celery import shared_task
+from django.db import OperationalError
+
+from evidence.graph_store import record_decision_event_later, version_extract
 from evidence.services import version_embed
 
 
@@ -30,3 +33,20 @@ def embed_version(self: object, version_id: int) -> int:
 )
 def extract_graph(self: object, version_id: int) -> int:
     return version_extract(version_id=version_id)
+
+
+@shared_task(
+    bind=True,
+    acks_late=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=1,
+    retry_jitter=True,
+    max_retries=5,
+)
+def record_graph_event(
+    self: object, decision_id: int, kind: str, actor_id: int | None, payload: dict[str, Any]
+) -> None:
+    """The knowledge graph's side of one committed decision event (evidence.graph_store)."""
+    record_decision_event_later(
+        decision_id=decision_id, kind=kind, actor_id=actor_id, payload=payload
+    )
