@@ -345,39 +345,37 @@ def decision_confirm_delivery(*, decision_id: int, how: str) -> Decision:
     return decision
 
 
-def decision_delivery_failed(*, decision_id: int, reason: str) -> Decision:
+def _system_fail(*, decision_id: int, expected: State, reason: str, message: str) -> Decision:
+    """The system gives up on a decision still in `expected`: failed, with the reason."""
     zone = _zone_of(decision_id)
     with transaction.atomic():
         _begin(zone)
         decision = Decision.objects.select_for_update().get(pk=decision_id)
-        if decision.state != State.EXECUTED:
+        if decision.state != expected:
             return decision
         decision.outcome_reason = reason
         _transition(decision, "fail")
         _save(decision)
         events.decision_failed(decision, actor=None, reason=reason)
-        _log_after_commit(
-            "delivery failed", level=logging.WARNING, decision_id=decision_id, reason=reason
-        )
+        _log_after_commit(message, level=logging.WARNING, decision_id=decision_id, reason=reason)
     return decision
+
+
+def decision_delivery_failed(*, decision_id: int, reason: str) -> Decision:
+    """Webhook retries ran out: the released answer never reached its agent."""
+    return _system_fail(
+        decision_id=decision_id, expected=State.EXECUTED, reason=reason, message="delivery failed"
+    )
 
 
 def decision_validation_failed(*, decision_id: int, reason: str) -> Decision:
     """Retries ran out: the decision fails with the reason, never silently stays proposed."""
-    zone = _zone_of(decision_id)
-    with transaction.atomic():
-        _begin(zone)
-        decision = Decision.objects.select_for_update().get(pk=decision_id)
-        if decision.state != State.PROPOSED:
-            return decision
-        decision.outcome_reason = reason
-        _transition(decision, "fail")
-        _save(decision)
-        events.decision_failed(decision, actor=None, reason=reason)
-        _log_after_commit(
-            "decision failed in validation", level=logging.WARNING, decision_id=decision_id
-        )
-    return decision
+    return _system_fail(
+        decision_id=decision_id,
+        expected=State.PROPOSED,
+        reason=reason,
+        message="decision failed in validation",
+    )
 
 
 # --- reviewers -----------------------------------------------------------------------------

@@ -10,27 +10,23 @@ from django.db import OperationalError
 from evidence.graph_store import record_decision_event_later, version_extract
 from evidence.services import version_embed
 
+# Retried with jittered backoff; both are idempotent, so a second run does no harm.
+RETRIED = {
+    "bind": True,
+    "acks_late": True,
+    "autoretry_for": (Exception,),
+    "retry_backoff": 2,
+    "retry_jitter": True,
+    "max_retries": 5,
+}
 
-@shared_task(
-    bind=True,
-    acks_late=True,
-    autoretry_for=(Exception,),
-    retry_backoff=2,
-    retry_jitter=True,
-    max_retries=5,
-)
+
+@shared_task(**RETRIED)
 def embed_version(self: object, version_id: int) -> int:
     return version_embed(version_id=version_id)
 
 
-@shared_task(
-    bind=True,
-    acks_late=True,
-    autoretry_for=(Exception,),
-    retry_backoff=2,
-    retry_jitter=True,
-    max_retries=5,
-)
+@shared_task(**RETRIED)
 def extract_graph(self: object, version_id: int) -> int:
     return version_extract(version_id=version_id)
 
