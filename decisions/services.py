@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -56,6 +57,15 @@ def _zone_of(decision_id: int) -> str:
     if zone is None:
         raise _error(f"no decision {decision_id}", "not_found", status.HTTP_404_NOT_FOUND)
     return zone
+
+
+@contextmanager
+def _changing(decision_id: int) -> Iterator[None]:
+    """One change of one decision: a transaction whose first statement is the zone lock."""
+    zone = _zone_of(decision_id)
+    with transaction.atomic():
+        _begin(zone)
+        yield
 
 
 def _error(message: str, code: str, http: int, field: str | None = None) -> ApplicationError:
@@ -332,9 +342,7 @@ def _deliver(decision: Decision) -> None:
 
 
 def decision_confirm_delivery(*, decision_id: int, how: str) -> Decision:
-    zone = _zone_of(decision_id)
-    with transaction.atomic():
-        _begin(zone)
+    with _changing(decision_id):
         decision = Decision.objects.select_for_update().get(pk=decision_id)
         if decision.state != State.EXECUTED:
             return decision
@@ -347,9 +355,7 @@ def decision_confirm_delivery(*, decision_id: int, how: str) -> Decision:
 
 def _system_fail(*, decision_id: int, expected: State, reason: str, message: str) -> Decision:
     """The system gives up on a decision still in `expected`: failed, with the reason."""
-    zone = _zone_of(decision_id)
-    with transaction.atomic():
-        _begin(zone)
+    with _changing(decision_id):
         decision = Decision.objects.select_for_update().get(pk=decision_id)
         if decision.state != expected:
             return decision
@@ -408,9 +414,7 @@ def _require_reason(reason: str) -> str:
 
 
 def decision_claim(*, decision_id: int, user: User) -> Decision:
-    zone = _zone_of(decision_id)
-    with transaction.atomic():
-        _begin(zone)
+    with _changing(decision_id):
         decision = _locked_for(decision_id, user)
         if decision.state != State.APPROVAL_REQUIRED:
             raise _conflict(f"decision {decision_id} is {decision.state}; nothing to claim")
@@ -428,9 +432,7 @@ def decision_claim(*, decision_id: int, user: User) -> Decision:
 
 
 def decision_release(*, decision_id: int, user: User) -> Decision:
-    zone = _zone_of(decision_id)
-    with transaction.atomic():
-        _begin(zone)
+    with _changing(decision_id):
         decision = _locked_for(decision_id, user)
         if decision.state != State.APPROVAL_REQUIRED or decision.claimed_by_id is None:
             raise _conflict(f"decision {decision_id} is not claimed")
@@ -448,9 +450,7 @@ def decision_release(*, decision_id: int, user: User) -> Decision:
 
 
 def decision_approve(*, decision_id: int, user: User, reason: str = "") -> Decision:
-    zone = _zone_of(decision_id)
-    with transaction.atomic():
-        _begin(zone)
+    with _changing(decision_id):
         decision = _locked_for(decision_id, user)
         if decision.state != State.APPROVAL_REQUIRED:
             raise _conflict(f"decision {decision_id} is {decision.state}; it cannot be approved")
@@ -484,9 +484,7 @@ def decision_approve(*, decision_id: int, user: User, reason: str = "") -> Decis
 
 def decision_reject(*, decision_id: int, user: User, reason: str) -> Decision:
     reason = _require_reason(reason)
-    zone = _zone_of(decision_id)
-    with transaction.atomic():
-        _begin(zone)
+    with _changing(decision_id):
         decision = _locked_for(decision_id, user)
         if decision.state != State.APPROVAL_REQUIRED:
             raise _conflict(f"decision {decision_id} is {decision.state}; it cannot be rejected")
@@ -504,9 +502,7 @@ def decision_reject(*, decision_id: int, user: User, reason: str) -> Decision:
 def decision_override(*, decision_id: int, user: User, reason: str) -> Decision:
     """Release a blocked answer anyway: an elevated permission and a reason, on the trail."""
     reason = _require_reason(reason)
-    zone = _zone_of(decision_id)
-    with transaction.atomic():
-        _begin(zone)
+    with _changing(decision_id):
         decision = _locked_for(decision_id, user, roles=(Role.ZONE_ADMIN,))
         if not user.has_perm("decisions.override_blocked"):
             raise _forbidden("overriding a blocked decision needs the override_blocked permission")
