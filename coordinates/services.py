@@ -170,6 +170,13 @@ def token_issue(
     """Issue a bearer token and return it with its key, which is never stored or shown again."""
     if (agent is None) == (user is None):
         raise ApplicationError("a token belongs to exactly one agent or one person", field="agent")
+    from decisions.webhooks import is_webhook_url  # decisions builds on coordinates
+
+    if webhook_url and not is_webhook_url(webhook_url):
+        raise ApplicationError(
+            f"the webhook must be an absolute http(s) URL, got {webhook_url[:200]!r}",
+            field="webhook_url",
+        )
     with transaction.atomic():
         if agent is not None:
             if agent.level != Level.AGENT:

@@ -12,6 +12,7 @@ import hmac
 import json
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Any
 
@@ -20,6 +21,15 @@ TIMEOUT_SECONDS = 10
 
 class DeliveryError(RuntimeError):
     """The receiver did not take the webhook (network error or non-2xx)."""
+
+
+def is_webhook_url(url: str) -> bool:
+    """An absolute http(s) URL with a host: the only kind a webhook may be sent to."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and " " not in url
 
 
 def signature(secret: str, timestamp: int, body: bytes) -> str:
@@ -41,6 +51,9 @@ def verify(secret: str, header: str, body: bytes, *, now: int, tolerance: int = 
 
 
 def post(url: str, secret: str, payload: dict[str, Any]) -> int:
+    if not is_webhook_url(url):
+        # Refused at token issue too; a stored bad URL must fail the delivery, not the worker.
+        raise DeliveryError(f"not an http(s) URL: {url[:200]!r}")
     body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
     timestamp = int(time.time())
     request = urllib.request.Request(  # noqa: S310 - the URL is the agent's own, http(s) only

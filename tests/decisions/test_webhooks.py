@@ -180,3 +180,23 @@ def test_a_rolled_back_approval_sends_no_webhook(
     services.decision_approve(decision_id=decision_id, user=rita, reason="fine")
     assert len(receiver.hooks) == 1
     assert Decision.objects.get(pk=decision_id).state == "completed"
+
+
+@pytest.mark.parametrize("url", ["ftp://agent.example/hook", "not a url", "http://", "/relative"])
+def test_a_webhook_that_is_not_an_http_url_is_refused_at_issue(url: str, org: Any) -> None:
+    from coordinates.coordinate import parse
+    from coordinates.models import ApiToken
+    from coordinates.services import token_issue
+    from maria.errors import ApplicationError
+
+    with pytest.raises(ApplicationError, match="http") as refused:
+        token_issue(agent=parse("G1.U1.P1.Z1.A7"), webhook_url=url)
+    assert refused.value.field == "webhook_url"
+    assert not ApiToken.objects.filter(agent="G1.U1.P1.Z1.A7").exists()
+
+
+def test_a_stored_bad_url_fails_the_delivery_not_the_worker() -> None:
+    from decisions.webhooks import DeliveryError, post
+
+    with pytest.raises(DeliveryError, match="not an http"):
+        post("file:///etc/passwd", "secret", {"type": "decision.released"})
