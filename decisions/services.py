@@ -145,6 +145,19 @@ def _advisory_lock(key: str) -> bool:
         return bool(cursor.fetchone()[0])
 
 
+def _replay(existing: Decision, digest: str) -> Submitted:
+    """The same key again: the first decision if the body is the same, 422 if it is not."""
+    if existing.request_hash != digest:
+        raise _error(
+            "this Idempotency-Key was used with a different request body",
+            "idempotency_mismatch",
+            status.HTTP_422_UNPROCESSABLE_ENTITY,
+            "Idempotency-Key",
+        )
+    log.info("decision submission replayed", extra={"decision_id": existing.pk})
+    return Submitted(existing, replayed=True)
+
+
 def decision_submit(
     *, token: ApiToken, payload: Mapping[str, Any], idempotency_key: str = ""
 ) -> Submitted:
@@ -168,15 +181,7 @@ def decision_submit(
                 proposed_by=user, idempotency_key=idempotency_key
             ).first()
             if existing is not None:
-                if existing.request_hash != digest:
-                    raise _error(
-                        "this Idempotency-Key was used with a different request body",
-                        "idempotency_mismatch",
-                        status.HTTP_422_UNPROCESSABLE_ENTITY,
-                        "Idempotency-Key",
-                    )
-                log.info("decision submission replayed", extra={"decision_id": existing.pk})
-                return Submitted(existing, replayed=True)
+                return _replay(existing, digest)
         bundle = bundle_create(zone=zone, claims=payload["claims"])
         try:
             with transaction.atomic():
@@ -194,15 +199,7 @@ def decision_submit(
             # The same key committed between our look-up and insert (SQLite has no advisory
             # lock): answer as a replay of that one.
             existing = Decision.objects.get(proposed_by=user, idempotency_key=idempotency_key)
-            if existing.request_hash != digest:
-                raise _error(
-                    "this Idempotency-Key was used with a different request body",
-                    "idempotency_mismatch",
-                    status.HTTP_422_UNPROCESSABLE_ENTITY,
-                    "Idempotency-Key",
-                ) from None
-            log.info("decision submission replayed", extra={"decision_id": existing.pk})
-            return Submitted(existing, replayed=True)
+            return _replay(existing, digest)
         events.decision_proposed(decision, actor=user)
         decision_id, bundle_hash = decision.pk, bundle.content_hash
         _log_after_commit(
