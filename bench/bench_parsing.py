@@ -1,8 +1,14 @@
 """Document parsing throughput: seconds and MB/s for documents near MAX_DOCUMENT_BYTES in each
-format, and for hostile shapes (one huge line, long punctuation runs, deep nesting)."""
+format, and for hostile shapes (one huge line, long punctuation runs, deep nesting).
+
+Markdown is also bounded by MAX_MARKDOWN_WORK (markup characters and nested lines, counted
+before parsing): the "at the work limit" rows are the slowest shapes still accepted, so their
+seconds are the worst a Markdown upload costs.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -10,7 +16,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evidence.parsing import MAX_DOCUMENT_BYTES, DocumentError, parse_document
+from evidence.parsing import (
+    MAX_DOCUMENT_BYTES,
+    MAX_MARKDOWN_WORK,
+    DocumentError,
+    markdown_work,
+    parse_document,
+)
 
 EN = (
     "Employees must submit travel expense reports within 30 days of returning from a trip. "
@@ -35,6 +47,15 @@ def _fill(unit: Callable[[int], str], head: str = "", tail: str = "") -> str:
         i += 1
     parts.append(tail)
     return "".join(parts)
+
+
+def _at_work_limit(unit: str, head: str = "") -> str:
+    """head + unit repeated as often as MAX_MARKDOWN_WORK allows."""
+    step = markdown_work(head + unit * 2) - markdown_work(head + unit)
+    n = max(1, (MAX_MARKDOWN_WORK - markdown_work(head + unit)) // max(step, 1) + 1)
+    while n > 1 and markdown_work(head + unit * n) > MAX_MARKDOWN_WORK:
+        n -= 1
+    return head + unit * n
 
 
 def _text(i: int) -> str:
@@ -72,11 +93,27 @@ CASES: list[tuple[str, str, str]] = [
     ("text, one-line paragraphs", "text", _fill(lambda i: f"Rule {i} applies.\n\n")),
     ("markdown, '*' and '[' runs", "markdown", _fill(lambda i: "*[_" if i % 50 else "\n\n")),
     ("html, 100k nested divs", "html", "<div>" * 100_000 + "deep" + "</div>" * 100_000),
+    ("markdown, '*[_' at the work limit", "markdown", _at_work_limit("*[_" * 49 + "\n\n")),
+    ("markdown, '![' at the work limit", "markdown", _at_work_limit("![a")),
+    ("markdown, '[' at the work limit", "markdown", _at_work_limit("[a")),
+    ("markdown, lines at the work limit", "markdown", _at_work_limit("a\n")),
+    ("markdown, headings at the work limit", "markdown", _at_work_limit("# a\n")),
+    ("markdown, autolinks at the work limit", "markdown", _at_work_limit("<http://a.b> ")),
+    ("markdown, deep quote, lazy lines", "markdown", _at_work_limit("a\n", ">" * 30 + " a\n")),
+    (
+        "markdown, lists/tables at the limit",
+        "markdown",
+        _at_work_limit(_markdown(1) + _markdown(5)),
+    ),
 ]
 
 
 def main() -> None:
-    print(f"limit {MAX_DOCUMENT_BYTES:,} bytes")
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(
+        f"limit {MAX_DOCUMENT_BYTES:,} bytes; Markdown at most {MAX_MARKDOWN_WORK:,} steps of "
+        f"work; load average {load} on {os.cpu_count()} cores"
+    )
     print(f"{'case':40} {'MB':>6} {'seconds':>8} {'MB/s':>6} {'paragraphs':>10}")
     for name, fmt, raw in CASES:
         data = raw.encode()

@@ -2,17 +2,21 @@
 
 Builds a throwaway database (maria_bench_trail) on the local PostgreSQL, migrates it, loads
 1,000,000 events in 100 zone chains with COPY, and measures
-  (a) the pure hash check over rows already in memory: the reference walk
-      (decisions.chain.verify_chain) and the batched check the PostgreSQL path uses;
+  (a) the checks over rows already in memory: the reference walk (decisions.chain.
+      verify_chain) and the batched check the PostgreSQL path uses (chain.BatchChecker);
   (b) end to end from PostgreSQL: `verify_trail` (rows read, hashed, heads and the latest
-      checkpoint compared), and the reference walk over the same rows for comparison.
-Prints the machine's core count and the figures; the database is dropped at the end.
+      checkpoint compared), each run with the CPU time spent here and by the server;
+  (c) the same with the server hashing 0 to 8 events in 8, and the reference walk from the
+      database for comparison.
+Prints the machine's core count and load average beside the figures (on a shared machine
+the wall time follows the load; the CPU times much less); the database is dropped at the end.
 
 Run: .venv/bin/python bench/bench_trail.py   (BENCH_PG=postgres://user@host:port to override)
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import statistics
@@ -20,7 +24,9 @@ import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
@@ -31,7 +37,7 @@ SERVER = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432")
 DATABASE = "maria_bench_trail"
 N_EVENTS = 1_000_000
 N_CHAINS = 100
-RUNS = 3
+RUNS = 5
 TARGET_PER_S = 500_000
 
 os.environ["DATABASE_URL"] = f"{SERVER}/{DATABASE}"
@@ -55,20 +61,24 @@ def _time(fn: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-def _line(label: str, seconds: float, *, target: bool = True) -> None:
+def _load() -> str:
+    return "load " + "/".join(f"{value:.1f}" for value in os.getloadavg())
+
+
+def _line(label: str, seconds: float, *, target: bool = True, note: str = "") -> None:
     rate = N_EVENTS / seconds
     verdict = ("OK" if rate >= TARGET_PER_S else "MISS") if target else "for comparison"
     print(
-        f"  {label:<52} {rate / 1e6:5.2f} M events/s ({seconds:5.2f} s)"
-        f"  target >= {TARGET_PER_S / 1e6:.2f} M/s: {verdict}"
+        f"  {label:<44} {rate / 1e6:5.2f} M events/s ({seconds:5.2f} s)"
+        f"  >= {TARGET_PER_S / 1e6:.2f}: {verdict:<4}  {note or _load()}",
+        flush=True,
     )
 
 
 def main() -> None:
     cores = os.cpu_count() or 1
-    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
-    print(f"cores: {cores}; load average (1, 5, 15 min): {load}")
-    print(f"events: {N_EVENTS:,} in {N_CHAINS} chains; median of {RUNS} runs")
+    print(f"cores: {cores}; {_load()} (1/5/15 min; above {cores} the cores are shared)")
+    print(f"events: {N_EVENTS:,} in {N_CHAINS} chains; end to end: {RUNS} runs each")
     _recreate_database()
     try:
         _run()
@@ -190,62 +200,124 @@ def _run() -> None:
         cursor.execute(f"VACUUM ANALYZE {table}")
     print(f"loaded with COPY in {time.perf_counter() - t0:.1f} s")
 
-    print("(a) pure hash check over rows in memory")
+    print("(a) the checks over rows already in memory (no database)")
 
     def reference_in_memory() -> None:
         for links in links_by_chain.values():
             assert verify_chain(links).intact
 
     _line("verify_chain over ChainLink objects (reference)", _median(reference_in_memory))
-    # The tuples the PostgreSQL path receives, in id order: (chain, seq, hash, prev + body).
-    rows: list[tuple[str, int, bytes, bytes]] = []
-    for position in range(per_chain):
-        for chain, links in links_by_chain.items():
-            link = links[position]
-            rows.append(
-                (chain, link.seq, link.hash.encode(), link.prev_hash.encode() + link.canonical)
-            )
+    # The rows the fast path receives, in id order: (chain, seq, prev_hash, hash, digest,
+    # canonical), text as bytes; `digest` where the server hashed the event.
+    stored = [
+        (chain.encode(), link.seq, link.prev_hash.encode(), link.hash.encode(), link.canonical)
+        for position in range(per_chain)
+        for chain, links in links_by_chain.items()
+        for link in (links[position],)
+    ]
+    shares = [
+        (0, "every event hashed here"),
+        (trail._SERVER_EIGHTHS, f"{trail._SERVER_EIGHTHS} in 8 digests from the server"),
+        (8, "every digest from the server"),
+    ]
+    for eighths, label in shares:
+        rows: list[tuple[Any, ...]] = [
+            (chain, seq, prev, event_hash, hashlib.sha256(prev + body).digest(), None)
+            if index % 8 < eighths
+            else (chain, seq, prev, event_hash, None, body)
+            for index, (chain, seq, prev, event_hash, body) in enumerate(stored)
+        ]
+        _line(f"BatchChecker, {label}", _median(partial(_check_batches, rows)))
+    del stored, rows  # free the memory before the database runs
 
-    def rows_in_memory() -> None:
-        states: dict[str, trail._FastChain] = {}
-        for first in range(0, len(rows), 5000):
-            trail._check_rows(states, rows[first : first + 5000], {}, digests=False)
-        assert not any(state.failed for state in states.values())
-
-    _line("the fast path's check over row tuples", _median(rows_in_memory))
-    rows.clear()  # free the memory before the database runs
-
-    print("(b) end to end from PostgreSQL")
+    print(f"(b) end to end from PostgreSQL; the server hashes {trail._SERVER_EIGHTHS} events in 8")
 
     def verify_command() -> None:
         out = io.StringIO()
         call_command("verify_trail", stdout=out)
         assert "trail intact" in out.getvalue()
 
-    _line("verify_trail (no checkpoint yet)", _median(verify_command))
+    _runs("verify_trail (no checkpoint yet)", verify_command)
     t0 = time.perf_counter()
     checkpoint = trail.checkpoint_create()
     print(
         f"  trail_checkpoint (verify + digest every chain): {time.perf_counter() - t0:.2f} s, "
         f"{checkpoint.events:,} events sealed"
     )
-    _line("verify_trail (against the checkpoint)", _median(verify_command))
-    cpu = time.process_time()
-    wall = _time(verify_command)
-    cpu = time.process_time() - cpu
-    # Wall time depends on what else runs on the machine; this process's CPU time much less
-    # (PostgreSQL's share, ~0.8 s per million rows, runs on another core meanwhile).
-    print(
-        f"  one more run: {wall:.2f} s wall, {cpu:.2f} s CPU in this process = "
-        f"{N_EVENTS / cpu / 1e6:.2f} M events per CPU-second"
-    )
+    _runs("verify_trail (against the checkpoint)", verify_command)
+
+    print("(c) how the share the server hashes changes it (one run each)")
+    chosen = trail._SERVER_EIGHTHS
+    for eighths in (0, 2, 4, 6, 8):
+        trail._SERVER_EIGHTHS = eighths
+        _runs(f"verify_trail, server hashes {eighths} in 8", verify_command, runs=1)
+    trail._SERVER_EIGHTHS = chosen
 
     def reference_from_database() -> None:
         assert trail.verify_database(fast=False).intact
 
     _line("reference walk from the database", _time(reference_from_database), target=False)
-    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
-    print(f"load average now (1, 5, 15 min): {load}")
+    print(f"cores: {os.cpu_count()}; {_load()} at the end")
+
+
+def _check_batches(rows: list[tuple[Any, ...]]) -> None:
+    from decisions import trail
+    from decisions.chain import BatchChecker
+
+    checker = BatchChecker({}, digest_all=False)
+    for first in range(0, len(rows), trail._FAST_BATCH):
+        checker.feed(rows[first : first + trail._FAST_BATCH])
+    assert not any(progress.failed for progress in checker.chains.values())
+
+
+def _runs(label: str, fn: Callable[[], object], *, runs: int = RUNS) -> None:
+    """Each run's rate; the CPU time spent here, by the PostgreSQL backend, and by everything
+    else on the machine meanwhile (other people's work competes for the same cores)."""
+    times: list[float] = []
+    for _ in range(runs):
+        server, machine, client = _backend_cpu(), _machine_cpu(), time.process_time()
+        times.append(_time(fn))
+        client = time.process_time() - client
+        spent = f"CPU {client:.2f} s here"
+        server_after, machine_after = _backend_cpu(), _machine_cpu()
+        if server is not None and server_after is not None:
+            spent += f" + {server_after - server:.2f} s server"
+            if machine is not None and machine_after is not None:
+                others = machine_after - machine - client - (server_after - server)
+                spent += f", others {max(others, 0):.2f} s"
+        _line(label, times[-1], note=f"{spent}; {_load()}")
+    if runs > 1:
+        rates = sorted(N_EVENTS / seconds / 1e6 for seconds in times)
+        print(
+            f"  {label}: slowest {rates[0]:.2f}, median {statistics.median(rates):.2f}, "
+            f"fastest {rates[-1]:.2f} M events/s"
+        )
+
+
+def _machine_cpu() -> float | None:
+    """CPU seconds all cores have spent busy since boot (Linux)."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    except OSError:
+        return None
+    # user nice system idle iowait irq softirq steal (guest time is counted in user already)
+    busy = sum(int(value) for index, value in enumerate(fields[:8]) if index not in (3, 4))
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
+def _backend_cpu() -> float | None:
+    """CPU seconds of this connection's PostgreSQL backend, when it runs on this machine."""
+    from django.db import connection
+
+    connection.ensure_connection()
+    proc = Path("/proc") / str(connection.connection.info.backend_pid)
+    try:
+        if (proc / "comm").read_text().strip() != "postgres":
+            return None
+        fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _median(fn: Callable[[], object]) -> float:

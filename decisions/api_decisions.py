@@ -239,7 +239,9 @@ class DecisionListView(APIView):
         submitted = services.decision_submit(
             token=token, payload=_clean(dict(incoming.validated_data)), idempotency_key=key
         )
-        decision = Decision.objects.get(pk=submitted.decision.pk)
+        decision = Decision.objects.select_related("bundle", "report", "claimed_by").get(
+            pk=submitted.decision.pk
+        )
         if submitted.replayed:
             return Response(
                 decision_detail(decision), status=200, headers={"Idempotent-Replayed": "true"}

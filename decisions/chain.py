@@ -5,11 +5,16 @@ verification of a trail (and of its tail against a checkpoint) that names the fi
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import add, is_, itemgetter, methodcaller, not_
 from typing import Any
+
+import numpy as np
 
 # The prev_hash of the first event: 64 zeros, the hex width of a sha256 digest.
 GENESIS = "0" * 64
@@ -238,3 +243,205 @@ def link_events(
         links.append(ChainLink(first_seq + offset, prev_hash, event_hash, body))
         prev_hash = event_hash
     return links
+
+
+# --- checking stored rows in batches ---------------------------------------------------------
+#
+# The database verifier receives each chain's rows in the order they were written, with the
+# zones' chains interleaved, a batch of thousands at a time. Walking them row by row in Python
+# costs more than the hashing itself, so `BatchChecker` checks a batch with whole-batch
+# operations (one join, one comparison, a numpy sort by chain) and only falls back to the row
+# by row walk for a batch where any of those finds something wrong.
+
+GENESIS_BYTES = GENESIS.encode()
+_HEX = 2 * hashlib.sha256().digest_size  # 64: the width of every hash and prev_hash
+_DIGEST = methodcaller("digest")
+_COLUMNS = [itemgetter(column) for column in range(6)]
+
+# (chain, seq, prev_hash, hash, digest, canonical): text as UTF-8 bytes; `digest` is
+# sha256(prev_hash + canonical) when it was computed elsewhere, else None and `canonical`
+# holds the body to hash here.
+StoredRow = tuple[Any, ...]
+
+
+@dataclass(slots=True)
+class ChainProgress:
+    """Where one chain's check stands while its rows arrive."""
+
+    checkpoint_seq: int = 0  # digest the hashes up to this seq (0: no checkpoint)
+    digest: Any = None  # the running checkpoint_digest of the hashes so far, when wanted
+    checkpoint_digest: str | None = None  # frozen when the rows reach checkpoint_seq
+    expected: int = 1  # the seq the next row must have
+    prev: bytes = GENESIS_BYTES  # the hash the next row's prev_hash must be
+    failed: bool = False  # a check failed: the reference walk must say where and why
+
+    @property
+    def head_seq(self) -> int:
+        return self.expected - 1
+
+
+class BatchChecker:
+    """Checks stored rows batch by batch exactly as `verify_chain` would, one `ChainProgress`
+    per chain; a chain's rows must come in seq order, other chains' rows may come between.
+
+    A chain that fails any check is only marked failed (and its later rows skipped): naming
+    the event and the reason is the reference walk's job.
+    """
+
+    def __init__(self, checkpoint_seqs: Mapping[Any, int], *, digest_all: bool) -> None:
+        self.chains: dict[Any, ChainProgress] = {}
+        self._checkpoint_seqs = checkpoint_seqs
+        self._digest_all = digest_all
+        self._codes: dict[Any, int] = {}  # chain -> its index in _by_code
+        self._by_code: list[ChainProgress] = []
+        self._failed: set[Any] = set()
+
+    def feed(self, rows: Sequence[StoredRow]) -> None:
+        if self._failed:
+            rows = [row for row in rows if row[0] not in self._failed]
+        if not rows:
+            return
+        try:
+            checked = self._feed_batch(rows)
+        except (TypeError, ValueError, OverflowError, IndexError):  # a NULL, a wrong type
+            checked = False
+        if not checked:
+            self._feed_rows(rows)
+
+    def _progress(self, chain: Any) -> ChainProgress:
+        progress = self.chains.get(chain)
+        if progress is None:
+            checkpoint_seq = self._checkpoint_seqs.get(chain, 0)
+            wanted = self._digest_all or checkpoint_seq > 0
+            progress = ChainProgress(
+                checkpoint_seq, hashlib.sha256(CHECKPOINT_PREFIX) if wanted else None
+            )
+            self.chains[chain] = progress
+            self._codes[chain] = len(self._by_code)
+            self._by_code.append(progress)
+        return progress
+
+    def _feed_batch(self, rows: Sequence[StoredRow]) -> bool:
+        """Check a whole batch at once; advance the chains only when every row passes."""
+        count = len(rows)
+        chain_of, seq_of, prev_of, hash_of, digest_of, body_of = _COLUMNS
+        prevs = list(map(prev_of, rows))
+        hashes = list(map(hash_of, rows))
+        digests = list(map(digest_of, rows))
+        # Every hash and prev_hash exactly 64 bytes wide, so the joined columns split back
+        # into the same values and row i sits at [64 i, 64 i + 64).
+        if set(map(len, itertools.chain(hashes, prevs))) != {_HEX}:
+            return False
+        joined_hashes = b"".join(hashes)
+        if not _contents_match(prevs, hashes, digests, map(body_of, rows), joined_hashes):
+            return False
+
+        try:
+            codes = np.fromiter(map(self._codes.__getitem__, map(chain_of, rows)), np.intp, count)
+        except KeyError:  # chains not seen before
+            for chain in set(map(chain_of, rows)).difference(self._codes):
+                self._progress(chain)
+            codes = np.fromiter(map(self._codes.__getitem__, map(chain_of, rows)), np.intp, count)
+        # Group the rows by chain; a stable sort keeps each chain's rows in arrival order.
+        order = np.argsort(codes, kind="stable")
+        codes = codes[order]
+        seq = np.fromiter(map(seq_of, rows), np.int64, count)[order]
+        words = _HEX // 8
+        hash_rows = np.frombuffer(joined_hashes, np.uint64).reshape(count, words)[order]
+        prev_rows = np.frombuffer(b"".join(prevs), np.uint64).reshape(count, words)[order]
+        continues = codes[1:] == codes[:-1]  # the row follows one of its own chain
+        if not ((seq[1:] - seq[:-1] == 1) | ~continues).all():
+            return False
+        if not ((prev_rows[1:] == hash_rows[:-1]).all(axis=1) | ~continues).all():
+            return False
+        starts = np.flatnonzero(np.concatenate(([True], ~continues)))
+        runs = list(
+            zip(
+                starts.tolist(),
+                [*starts[1:].tolist(), count],
+                codes[starts].tolist(),
+                seq[starts].tolist(),
+                strict=True,
+            )
+        )
+        for start, _, code, first in runs:
+            progress = self._by_code[code]
+            if first != progress.expected or prev_rows[start].tobytes() != progress.prev:
+                return False
+
+        ordered = hash_rows.tobytes()
+        for start, end, code, first in runs:
+            progress = self._by_code[code]
+            last = first + end - start - 1
+            run = ordered[_HEX * start : _HEX * end]
+            if progress.digest is not None:
+                if first <= progress.checkpoint_seq <= last:
+                    cut = _HEX * (progress.checkpoint_seq - first + 1)
+                    progress.digest.update(run[:cut])
+                    progress.checkpoint_digest = progress.digest.copy().hexdigest()
+                    run = run[cut:]
+                progress.digest.update(run)
+            progress.expected = last + 1
+            progress.prev = ordered[_HEX * end - _HEX : _HEX * end]
+        return True
+
+    def _feed_rows(self, rows: Sequence[StoredRow]) -> None:
+        """Row by row, the same checks: marks exactly the chains that fail."""
+        sha256 = hashlib.sha256
+        for chain, seq, prev, stored, digest, body in rows:
+            progress = self._progress(chain)
+            if progress.failed:
+                continue
+            try:
+                computed = sha256(prev + body).digest() if digest is None else digest
+                intact = (
+                    seq == progress.expected
+                    and prev == progress.prev
+                    and computed.hex().encode() == stored
+                )
+            except (TypeError, AttributeError):  # a NULL column
+                intact = False
+            if not intact:
+                progress.failed = True
+                self._failed.add(chain)
+                continue
+            progress.expected = seq + 1
+            progress.prev = stored
+            if progress.digest is not None:
+                progress.digest.update(stored)
+                if seq == progress.checkpoint_seq:
+                    progress.checkpoint_digest = progress.digest.copy().hexdigest()
+
+
+def _contents_match(
+    prevs: Sequence[Any],
+    hashes: Sequence[Any],
+    digests: Sequence[Any],
+    bodies: Iterable[Any],
+    joined_hashes: bytes,
+) -> bool:
+    """Every stored hash is the lowercase hex of sha256(prev_hash + canonical): the digest
+    that came with the row, or hashed here for a row that came with its body instead."""
+    missing = list(map(is_, digests, repeat(None)))
+    if not any(missing):
+        return _given_hex(digests) == joined_hashes
+    if all(missing):
+        return _own_hex(prevs, bodies) == joined_hashes
+    if _own_hex(compress(prevs, missing), compress(bodies, missing)) != b"".join(
+        compress(hashes, missing)
+    ):
+        return False
+    given = list(map(not_, missing))
+    return _given_hex(list(compress(digests, given))) == b"".join(compress(hashes, given))
+
+
+def _own_hex(prevs: Iterable[bytes], bodies: Iterable[bytes]) -> bytes:
+    """hex(sha256(prev + body)) for every row, joined: one pass of C-level iterators."""
+    return b"".join(map(_DIGEST, map(hashlib.sha256, map(add, prevs, bodies)))).hex().encode()
+
+
+def _given_hex(digests: Sequence[bytes]) -> bytes:
+    """The given digests' hex, joined; a digest of the wrong size matches nothing."""
+    if set(map(len, digests)) != {_HEX // 2}:
+        return b""
+    return b"".join(digests).hex().encode()

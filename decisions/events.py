@@ -9,6 +9,9 @@ like the ones below.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -49,6 +52,7 @@ class Kind(StrEnum):
     GRAPH_IMPORTED = "graph.imported"
     GRAPH_ANSWERED = "graph.answered"
     GRAPH_RISK_FLAGGED = "graph.risk_flagged"
+    GRAPH_RISK_RESOLVED = "graph.risk_resolved"
 
 
 def policy_changed(
@@ -136,14 +140,40 @@ def _decision(
         decision_id=decision.pk,
         payload={"state": decision.state, **payload},
     )
-    # The knowledge graph follows every decision event after commit, in its own transaction
-    # (a task, retried): graph writes share one generation row, and holding it inside every
-    # decision's transaction made all zones' transitions wait on each other.
-    from evidence.tasks import record_graph_event
-
-    decision_id, actor_id, facts = decision.pk, getattr(actor, "pk", None), dict(payload)
-    transaction.on_commit(lambda: record_graph_event.delay(decision_id, str(kind), actor_id, facts))
+    # The knowledge graph follows the trail's decision events after commit, in its own
+    # transaction and in bulk (evidence.graph_feed): graph writes share one generation row,
+    # and holding it inside every decision's transaction made all zones wait on each other.
+    if getattr(_graph, "batch", None) is not None:
+        _graph.batch.append(event)
+    else:
+        transaction.on_commit(_graph_follows)
     return event
+
+
+_graph = threading.local()  # .batch: the decision events of this thread's open graph_batch
+
+
+@contextmanager
+def graph_batch() -> Iterator[None]:
+    """Decision events appended inside the block ask the knowledge graph to follow the trail
+    once after commit, not once each (an auto-approved answer makes four in one change)."""
+    if getattr(_graph, "batch", None) is not None:  # an outer block asks
+        yield
+        return
+    batch: list[DecisionEvent] = []
+    _graph.batch = batch
+    try:
+        yield
+    finally:
+        _graph.batch = None
+    if batch:
+        transaction.on_commit(_graph_follows)
+
+
+def _graph_follows() -> None:
+    from evidence.graph_feed import trail_follow_soon
+
+    trail_follow_soon()
 
 
 def decision_proposed(decision: Decision, *, actor: AbstractBaseUser) -> DecisionEvent:
@@ -353,4 +383,26 @@ def graph_risk_flagged(
             "review_by": review_by,
             "graph_generation": graph_generation,
         },
+    )
+
+
+def graph_risk_resolved(
+    *,
+    zone: Coordinate,
+    actor: AbstractBaseUser,
+    key: str,
+    flag: str,
+    status: str,
+    note: str,
+    review_by: str,
+) -> DecisionEvent:
+    """The parent level's authority reviewed a risk flag: acknowledged (a real concentration,
+    being handled) or dismissed (not a risk), with its note as the reason. `flag` is the
+    "chain#seq" of the graph.risk_flagged event it answers."""
+    return trail.append(
+        kind=Kind.GRAPH_RISK_RESOLVED,
+        chain=trail.chain_for(zone),
+        actor=actor,
+        reason=note,
+        payload={"node": key, "flag": flag, "status": status, "review_by": review_by},
     )

@@ -47,8 +47,9 @@ def outbox_claim(row_id: int) -> Outbox | None:
     return Outbox.objects.get(pk=row_id) if claimed else None
 
 
-def outbox_done(row: Outbox) -> None:
-    Outbox.objects.filter(pk=row.pk).update(sent_at=timezone.now(), last_error="")
+def outbox_done(row: Outbox, *, last_error: str = "") -> None:
+    """The row is finished: sent, or given up on with the error that ended it."""
+    Outbox.objects.filter(pk=row.pk).update(sent_at=timezone.now(), last_error=last_error[:2000])
 
 
 def outbox_retry_later(row: Outbox, error: str, delay: timedelta) -> None:

@@ -31,6 +31,7 @@ from decisions.outbox import outbox_send_after_commit
 from evidence.models import ValidationReport
 from evidence.validation import bundle_create, evaluate_bundle
 from maria.errors import ApplicationError
+from maria.metrics import VALIDATION_SECONDS
 
 log = logging.getLogger(__name__)
 
@@ -44,11 +45,24 @@ class Submitted:
     replayed: bool
 
 
-def _begin(zone: str) -> None:
-    """First statement of every change: the zone chain's trail lock. On SQLite a transaction
-    that writes first waits for the write lock instead of failing; on PostgreSQL the lock
-    order (trail head, then decision row) is the same everywhere, so nothing deadlocks."""
-    trail.lock(trail.chain_for(zone))
+@contextmanager
+def _zone_change(zone: str, *, idempotency: str = "") -> Iterator[None]:
+    """One change in `zone`, in one transaction: its trail events are linked and written
+    together at the end (`trail.holding`) and its decision events go to the knowledge graph
+    in one task after commit. On PostgreSQL the zone chain's lock is the change's last step,
+    after the decision's row lock, the same order everywhere, so nothing deadlocks and a
+    zone's changes take turns only for the writing of their events. On SQLite it is the
+    first statement: a transaction that writes first waits for the write lock instead of
+    failing.
+
+    `idempotency` names a request key to claim first, without waiting (PostgreSQL): a
+    request whose key another request holds is told 409 at once, not queued behind the zone.
+    """
+    with transaction.atomic():
+        if idempotency and not _advisory_lock(idempotency):
+            raise _conflict("a request with this Idempotency-Key is still being processed")
+        with trail.holding(trail.chain_for(zone)), events.graph_batch():
+            yield
 
 
 def _zone_of(decision_id: int) -> str:
@@ -62,9 +76,7 @@ def _zone_of(decision_id: int) -> str:
 @contextmanager
 def _changing(decision_id: int) -> Iterator[None]:
     """One change of one decision: a transaction whose first statement is the zone lock."""
-    zone = _zone_of(decision_id)
-    with transaction.atomic():
-        _begin(zone)
+    with _zone_change(_zone_of(decision_id)):
         yield
 
 
@@ -172,11 +184,9 @@ def decision_submit(
         raise _forbidden(f"agent {agent} may submit only in its zone {agent.zone()}")
     digest = request_hash(payload)
     user = token.user
-    with transaction.atomic():
-        _begin(str(zone))
+    key = f"{user.pk}:{idempotency_key}" if idempotency_key else ""
+    with _zone_change(str(zone), idempotency=key):
         if idempotency_key:
-            if not _advisory_lock(f"{user.pk}:{idempotency_key}"):
-                raise _conflict("a request with this Idempotency-Key is still being processed")
             existing = Decision.objects.filter(
                 proposed_by=user, idempotency_key=idempotency_key
             ).first()
@@ -230,14 +240,15 @@ def decision_validate(*, decision_id: int, bundle_hash: str) -> Decision:
     # The slow part runs before any lock is taken, so one zone's decisions validate in
     # parallel; only the run that still finds the decision proposed stores its report.
     report = evaluate_bundle(decision.bundle, policy)
-    with transaction.atomic():
-        _begin(decision.zone)
+    with _zone_change(decision.zone):
         locked = Decision.objects.select_for_update().select_related("bundle").get(pk=decision_id)
         if locked.state != State.PROPOSED:
             # another worker won; its report stands
             log.info("decision already validated", extra={"decision_id": decision_id})
             return locked
         report.save()
+        seconds = (report.created_at - locked.created_at).total_seconds()
+        transaction.on_commit(lambda: VALIDATION_SECONDS.observe(seconds))
         locked.report = report
         locked.gate = report.gate
         locked.mode = report.mode
@@ -247,10 +258,10 @@ def decision_validate(*, decision_id: int, bundle_hash: str) -> Decision:
         locked.policy_label = report.policy_label
         locked.attempts += 1
         _transition(locked, "validate")
-        _save(locked)
         events.decision_validated(locked, report)
         _log_after_commit("decision validated", decision_id=decision_id, gate=report.gate)
         _route(locked, report, policy.values.review_sla_hours)
+        _save(locked)  # once, in the state the route left it (the events name each step)
     return locked
 
 
@@ -291,14 +302,12 @@ def _route(decision: Decision, report: ValidationReport, sla_hours: float) -> No
                 reason="sufficiency passed but some evidence is weak (below 3x the floor)",
             )
         _transition(decision, "approve")
-        _save(decision)
         events.decision_approved(decision, actor=None, reason=f"gate {report.gate}")
         _log_after_commit("decision routed", decision_id=decision.pk, to="approved")
         _deliver(decision)
     elif report.gate == Gate.REQUIRED:
         decision.due_at = timezone.now() + timedelta(hours=sla_hours)
         _transition(decision, "require_approval")
-        _save(decision)
         events.decision_queued(decision)
         _push(decision, "decision.added")
         _log_after_commit("decision routed", decision_id=decision.pk, to="reviewer queue")
@@ -306,25 +315,22 @@ def _route(decision: Decision, report: ValidationReport, sla_hours: float) -> No
         decision.refusal = _refusal(report)
         decision.outcome_reason = "blocked: the evidence does not support the answer"
         _transition(decision, "fail")
-        _save(decision)
         events.decision_failed(decision, actor=None, reason=decision.outcome_reason)
         _log_after_commit("decision routed", decision_id=decision.pk, to="blocked")
 
 
 def _deliver(decision: Decision) -> None:
     """approved -> executed: release the answer. Without a webhook the agent polls, so the
-    release is the delivery: executed -> completed at once."""
+    release is the delivery: executed -> completed at once. The caller saves the decision."""
     _transition(decision, "execute")
-    _save(decision)
     events.decision_executed(decision)
     token = (
-        ApiToken.objects.filter(user=decision.proposed_by, revoked_at__isnull=True)
+        ApiToken.objects.filter(user_id=decision.proposed_by_id, revoked_at__isnull=True)
         .exclude(webhook_url="")
         .first()
     )
     if token is None:
         _transition(decision, "complete")
-        _save(decision)
         events.decision_completed(decision, how="released for polling")
         _log_after_commit("answer released", decision_id=decision.pk, delivery="polling")
         return
@@ -471,11 +477,11 @@ def decision_approve(*, decision_id: int, user: User, reason: str = "") -> Decis
             )
             return decision
         _transition(decision, "approve")
-        _save(decision)
         events.decision_approved(decision, actor=user, reason=reason)
         _push(decision, "decision.resolved")
         _log_after_commit("decision approved", decision_id=decision_id, user=user.get_username())
         _deliver(decision)
+        _save(decision)
     return decision
 
 
@@ -509,7 +515,6 @@ def decision_override(*, decision_id: int, user: User, reason: str) -> Decision:
             raise _forbidden("nobody overrides a decision they proposed")
         decision.outcome_reason = reason
         _transition(decision, "override")
-        _save(decision)
         events.decision_overridden(decision, actor=user, reason=reason)
         _log_after_commit(
             "blocked decision overridden",
@@ -518,6 +523,7 @@ def decision_override(*, decision_id: int, user: User, reason: str) -> Decision:
             user=user.get_username(),
         )
         _deliver(decision)
+        _save(decision)
     return decision
 
 
@@ -527,8 +533,7 @@ def decisions_escalate_overdue() -> int:
     moved = 0
     overdue = Decision.objects.filter(state=State.APPROVAL_REQUIRED, due_at__lt=now)
     for decision_id, zone in list(overdue.values_list("pk", "zone")):
-        with transaction.atomic():
-            _begin(zone)
+        with _zone_change(zone):
             decision = Decision.objects.select_for_update().get(pk=decision_id)
             if (
                 decision.state != State.APPROVAL_REQUIRED

@@ -17,12 +17,10 @@ from __future__ import annotations
 
 import logging
 import random
-import time
 from datetime import timedelta
 
 from celery import Task, shared_task
 from django.db import OperationalError
-from django.utils import timezone
 
 from coordinates.models import ApiToken
 from decisions import trail
@@ -42,7 +40,7 @@ from decisions.services import (
     decisions_escalate_overdue,
 )
 from decisions.webhooks import DeliveryError, post
-from maria.metrics import TASK_RETRIES, VALIDATION_SECONDS
+from maria.metrics import TASK_RETRIES
 
 log = logging.getLogger(__name__)
 
@@ -89,14 +87,8 @@ def backoff(retries: int, *, base: float = 2.0, cap: float = 300.0) -> float:
 def validate_decision(self: Task, decision_id: int, bundle_hash: str) -> str:
     """Validate, grade and route one decision; retried with jittered backoff, then failed."""
     try:
-        started = time.monotonic()
-        decision = decision_validate(decision_id=decision_id, bundle_hash=bundle_hash)
-        VALIDATION_SECONDS.observe(
-            (timezone.now() - decision.created_at).total_seconds()
-            if decision.created_at
-            else time.monotonic() - started
-        )
-        return str(decision.state)
+        # The service records the validation latency, only for the run that validated it.
+        return str(decision_validate(decision_id=decision_id, bundle_hash=bundle_hash).state)
     except Exception as error:
         if self.request.retries >= self.max_retries:
             log.error(
@@ -133,7 +125,7 @@ def deliver_webhook(self: Task, outbox_id: int) -> str:
                 "webhook failed for good",
                 extra={"decision_id": decision_id, "outbox_id": outbox_id, "error": str(error)},
             )
-            outbox_done(row)
+            outbox_done(row, last_error=str(error))
             decision_delivery_failed(decision_id=decision_id, reason=f"webhook: {error}")
             return "failed"
         TASK_RETRIES.labels(task="deliver_webhook").inc()

@@ -25,9 +25,9 @@ from coordinates.coordinate import Coordinate, Level
 from coordinates.models import Role
 from coordinates.selectors import coordinate_from, has_role, zone_get
 from decisions.models import Decision
-from evidence import graph_query, graph_store
+from evidence import graph_query, graph_services, graph_store
 from evidence.graph.types import EdgeType, NodeType
-from evidence.graph_models import GraphEdge, GraphNode
+from evidence.graph_models import GraphEdge, GraphNode, GraphRiskFlag, RiskFlagStatus
 from evidence.selectors import in_scopes, reader_scopes
 from maria.errors import ApplicationError
 from maria.parsers import StrictJSONParser
@@ -183,16 +183,115 @@ class GraphPathsView(APIView):
 class GraphRiskView(APIView):
     @extend_schema(
         summary="Risk concentration: the share of causal paths through each node of a zone",
+        description=(
+            "Hotspots (share >= the zone's risk_threshold) are flagged for review by the "
+            "parent level's authority; a reader who sees the whole zone raises the flags of "
+            "new crossings, and each hotspot names its flag."
+        ),
         parameters=[OpenApiParameter("zone", str, required=True)],
         responses=GraphOut,
     )
     def get(self, request: Request) -> Response:
         zone = _zone(request.query_params.get("zone"))
-        return Response(
-            graph_query.risk(
-                zone=zone, scopes=reader_scopes(request.user, request.auth), actor=_actor(request)
-            )
+        reading, scan = graph_services.graph_risk_scan(
+            zone=zone, scopes=reader_scopes(request.user, request.auth), actor=_actor(request)
         )
+        body = dict(reading.body)
+        if scan is not None:
+            body["hotspots"] = [
+                {**spot, "flag": _flag_ref(scan.live.get(str(spot["key"])))}
+                for spot in reading.hotspots
+            ]
+        return Response(body)
+
+
+def _flag_ref(flag: GraphRiskFlag | None) -> dict[str, Any] | None:
+    return None if flag is None else {"id": flag.pk, "status": flag.status}
+
+
+def flag_json(
+    flag: GraphRiskFlag, nodes: dict[str, tuple[int, str, str]], may_resolve: bool
+) -> dict[str, Any]:
+    node = nodes.get(flag.key)
+    return {
+        "id": flag.pk,
+        "zone": flag.zone,
+        "node": flag.key,
+        "node_id": node[0] if node else None,  # None once the node was deleted
+        "type": node[1] if node else None,
+        "label": node[2] if node else None,
+        "share": flag.share,
+        "threshold": flag.threshold,
+        "review_by": flag.review_by,
+        "flagged_at": flag.created_at.isoformat(),
+        "flag_event": flag.event,
+        "above_threshold": flag.ended_at is None,
+        "ended_at": flag.ended_at.isoformat() if flag.ended_at else None,
+        "status": flag.status,
+        "resolved_by": flag.resolved_by.get_username() if flag.resolved_by else None,
+        "resolved_at": flag.resolved_at.isoformat() if flag.resolved_at else None,
+        "note": flag.note,
+        "resolution_event": flag.resolution_event or None,
+        "may_resolve": may_resolve,
+    }
+
+
+class GraphRiskFlagsView(APIView):
+    @extend_schema(
+        summary="Risk flags awaiting or past review, in the zones you read",
+        parameters=[
+            OpenApiParameter("zone", str, description="this zone and beneath"),
+            OpenApiParameter("status", str, enum=[str(s) for s in RiskFlagStatus]),
+        ],
+        responses=GraphOut,
+    )
+    def get(self, request: Request) -> Response:
+        params = request.query_params
+        wanted = params.get("status") or None
+        if wanted is not None and wanted not in RiskFlagStatus.values:
+            raise ApplicationError(
+                f"status must be one of {', '.join(RiskFlagStatus.values)}", field="status"
+            )
+        zone = _zone(params.get("zone")) if params.get("zone") else None
+        flags = graph_query.risk_flags(
+            scopes=reader_scopes(request.user, request.auth), zone=zone, status=wanted
+        )
+        nodes = graph_query.node_labels([f.key for f in flags])
+        return Response(
+            {
+                "flags": [
+                    flag_json(f, nodes, graph_services.may_resolve(request.user, f)) for f in flags
+                ]
+            }
+        )
+
+
+class RiskResolveIn(serializers.Serializer):
+    action = serializers.CharField(max_length=16)
+    note = serializers.CharField(required=False, allow_blank=True, max_length=4000, default="")
+
+
+class GraphRiskFlagResolveView(APIView):
+    @extend_schema(
+        summary="Acknowledge or dismiss a risk flag, with a note (the parent level's authority)",
+        request=inline_serializer(
+            "RiskResolve",
+            {
+                "action": serializers.ChoiceField(choices=list(graph_services.RESOLVE_ACTIONS)),
+                "note": serializers.CharField(),
+            },
+        ),
+        responses=GraphOut,
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        incoming = RiskResolveIn(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        data = incoming.validated_data
+        flag = graph_services.graph_risk_resolve(
+            flag_id=pk, user=_user(request), action=data["action"], note=data["note"]
+        )
+        nodes = graph_query.node_labels([flag.key])
+        return Response(flag_json(flag, nodes, may_resolve=False))
 
 
 class ResponsibilityView(APIView):

@@ -7,6 +7,7 @@ evidence app.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 from evidence.graph.types import EdgeType, NodeType
@@ -116,6 +117,10 @@ class GraphState(models.Model):
 
     generation = models.BigIntegerField(default=0)
     token = models.CharField(max_length=32, default="")
+    # How far the graph has followed each trail chain: {chain: seq of the last decision
+    # event applied} (evidence.graph_feed). Kept in this row because every graph writer
+    # locks it anyway.
+    fed = models.JSONField(default=dict)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:
@@ -142,29 +147,77 @@ class GraphChange(models.Model):
         return f"graph change {self.generation} {self.op}"
 
 
-class GraphRiskFlag(models.Model):
-    """A node of a zone that is above the zone's risk_threshold and has been flagged on the
-    trail (graph.risk_flagged) for review by the parent level's authority.
+class RiskFlagStatus(models.TextChoices):
+    OPEN = "open", "Open"
+    ACKNOWLEDGED = "acknowledged", "Acknowledged"
+    DISMISSED = "dismissed", "Dismissed"
 
-    The row *is* the "already flagged" state: the risk endpoint writes the event only when it
-    creates the row (or when the threshold changed), and deletes the row when the node drops
-    back below the threshold, so the next crossing is flagged again. A unique (zone, key) makes
-    concurrent reads write one event.
+
+class GraphRiskFlag(models.Model):
+    """One threshold crossing of one node of a zone: the node carries at least the zone's
+    risk_threshold of its causal paths, so the parent level's authority (`review_by`) must
+    look at it. It is its graph.risk_flagged trail event (`event`) as a review item.
+
+    A flag is *live* while its crossing lasts (`ended_at` empty): at most one live flag per
+    (zone, node), which makes two concurrent scans write one event. When the node falls
+    below the threshold, or the threshold itself moves, the crossing ends; the next crossing
+    is a new flag and a new event. Ending a crossing does not review it: the flag stays open
+    until someone at `review_by` or above acknowledges or dismisses it with a note
+    (graph.risk_resolved), so nothing a scan raised leaves the queue without a person.
     """
 
     zone = models.CharField(max_length=64)
     key = models.CharField(max_length=200)  # the node's key: the trail outlives the node
     threshold = models.FloatField()
-    share = models.FloatField()
+    share = models.FloatField()  # the node's share of paths when it crossed
     review_by = models.CharField(max_length=64)
     event = models.CharField(max_length=80)  # "chain#seq" of the graph.risk_flagged event
     created_at = models.DateTimeField(auto_now_add=True)
+    ended_at = models.DateTimeField(null=True, blank=True)  # when the crossing ended
+    status = models.CharField(
+        max_length=16, choices=RiskFlagStatus.choices, default=RiskFlagStatus.OPEN
+    )
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,  # the name stays on the trail event
+        related_name="+",
+    )
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    note = models.TextField(blank=True)
+    resolution_event = models.CharField(max_length=80, blank=True)  # graph.risk_resolved
 
     class Meta:
-        ordering = ["zone", "key"]
+        ordering = ["zone", "key", "created_at"]
         constraints = [
-            models.UniqueConstraint(fields=["zone", "key"], name="graph_risk_flag_unique_node")
+            models.UniqueConstraint(
+                fields=["zone", "key"],
+                condition=models.Q(ended_at__isnull=True),
+                name="graph_risk_flag_one_live_per_node",
+            ),
+            # A review is a person's act with a reason: no resolved flag without its moment
+            # and note, and no open flag that claims to be resolved.
+            models.CheckConstraint(
+                condition=(
+                    models.Q(status=RiskFlagStatus.OPEN, resolved_at__isnull=True, note="")
+                    | (
+                        ~models.Q(status=RiskFlagStatus.OPEN)
+                        & models.Q(resolved_at__isnull=False)
+                        & ~models.Q(note="")
+                    )
+                ),
+                name="graph_risk_flag_resolution_complete",
+            ),
+        ]
+        indexes = [
+            # The reviewer queue: open flags by the authority that reviews them.
+            models.Index(
+                fields=["review_by"],
+                condition=models.Q(status=RiskFlagStatus.OPEN),
+                name="graph_risk_flag_open",
+            )
         ]
 
     def __str__(self) -> str:
-        return f"risk flag {self.key} in {self.zone}"
+        return f"risk flag {self.key} in {self.zone} ({self.status})"

@@ -1,5 +1,6 @@
 """Questions answered from the knowledge graph, gated by cohesion; responsibility paths and
-risk concentration. Reads a snapshot of the cached index and calls the pure graph math."""
+risk concentration, and the risk flags raised from it. Reads a snapshot of the cached index
+and calls the pure graph math."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any, Literal
 import numpy as np
 import scipy.sparse as sp
 from django.db import transaction
+from django.db.models import Case, Q, When
 from numpy.typing import NDArray
 from rest_framework import status
 from scipy.sparse.csgraph import connected_components
@@ -23,7 +25,7 @@ from evidence.graph.diffusion import best_hop_count, h_hop, noise_from_gap, ppr,
 from evidence.graph.paths import CausalGraph, best_causal_path, causal_subgraph
 from evidence.graph.risk import risk_concentration
 from evidence.graph.types import EDGE_TYPES, EdgeType
-from evidence.graph_models import GraphRiskFlag
+from evidence.graph_models import GraphNode, GraphRiskFlag, RiskFlagStatus
 from evidence.graph_store import GraphSnapshot, snapshot
 from evidence.models import ValidationReport
 from evidence.validation import bundle_create
@@ -446,10 +448,30 @@ def _shares(src: NDArray[np.int64], dst: NDArray[np.int64], *, exclude: int) -> 
     return {int(v): float(s) for v, s in zip(result.nodes, result.share, strict=True)}
 
 
-def risk(*, zone: Coordinate, scopes: list[Coordinate] | None, actor: Any = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class RiskReading:
+    """B(v) over one zone as one reader sees it, at one graph generation.
+
+    `complete` when the reader sees the whole zone: only such a reading may raise or end risk
+    flags (graph_services); a narrower view would miss paths and misjudge the shares.
+    """
+
+    zone: Coordinate
+    threshold: float
+    review_by: str
+    generation: int
+    complete: bool
+    body: dict[str, Any]
+
+    @property
+    def hotspots(self) -> list[dict[str, Any]]:
+        return list(self.body["hotspots"])
+
+
+def risk(*, zone: Coordinate, scopes: list[Coordinate] | None) -> RiskReading:
     """B(v) = share of the zone's source-to-sink paths through v (cycles dropped); nodes at or
-    above the zone's risk_threshold need review by the parent level's authority, and each is
-    put on the trail once per threshold crossing (see `_flag_hotspots`)."""
+    above the zone's risk_threshold need review by the parent level's authority. Reads only:
+    flags are raised by `graph_services.graph_risk_scan`."""
     threshold = effective_policy(zone).values.risk_threshold
     graph = snapshot()
     seen = [zone] if scopes is None else _narrow(scopes, zone)
@@ -471,11 +493,7 @@ def risk(*, zone: Coordinate, scopes: list[Coordinate] | None, actor: Any = None
         }
         for v in result.hotspots.tolist()
     ]
-    if seen == [zone]:
-        # Only a reader who sees the whole zone sees its true hotspots; a narrower view
-        # neither flags nor clears anything.
-        _flag_hotspots(zone, threshold, hotspots, graph.generation, actor)
-    return {
+    body = {
         "zone": str(zone),
         "threshold": threshold,
         "paths": result.path_count,
@@ -491,49 +509,43 @@ def risk(*, zone: Coordinate, scopes: list[Coordinate] | None, actor: Any = None
         ],
         "hotspots": hotspots,
     }
+    return RiskReading(
+        zone=zone,
+        threshold=threshold,
+        review_by=review_by,
+        generation=graph.generation,
+        complete=seen == [zone],
+        body=body,
+    )
 
 
-def _flag_hotspots(
-    zone: Coordinate,
-    threshold: float,
-    hotspots: list[dict[str, Any]],
-    generation: int,
-    actor: Any,
-) -> None:
-    """One graph.risk_flagged event per node and threshold crossing, not one per read.
+def risk_flags(
+    *,
+    scopes: list[Coordinate] | None,
+    zone: Coordinate | None = None,
+    status: str | None = None,
+    limit: int = 500,
+) -> list[GraphRiskFlag]:
+    """Risk flags of the zones a reader sees (on or beneath `zone` if given), open ones
+    first, newest first."""
+    flags = GraphRiskFlag.objects.select_related("resolved_by")
+    if zone is not None:
+        if scopes is not None:
+            _narrow(scopes, zone)  # 403 for a zone the reader may not see at all
+        flags = flags.filter(Q(zone=str(zone)) | Q(zone__startswith=f"{zone}."))
+    if scopes is not None:
+        readable = Q(pk__in=[])
+        for scope in scopes:
+            readable |= Q(zone=str(scope)) | Q(zone__startswith=f"{scope}.")
+        flags = flags.filter(readable)
+    if status:
+        flags = flags.filter(status=status)
+    # Open flags first: by spelling, "open" would sort after "acknowledged" and "dismissed".
+    open_first = Case(When(status=RiskFlagStatus.OPEN, then=0), default=1)
+    return list(flags.order_by(open_first, "-created_at", "-pk")[:limit])
 
-    A GraphRiskFlag row per (zone, node) holds "flagged at this threshold": the event is
-    written only by the read that creates the row (the unique constraint lets one of two
-    concurrent reads win) or that moves it to a new threshold; a node no longer above the
-    threshold loses its row, so crossing it again is a new event. A crossing that starts and
-    ends between two reads of the risk endpoint is not seen.
-    """
-    from decisions import events
 
-    hot = {str(h["key"]): h for h in hotspots}
-    with transaction.atomic():
-        GraphRiskFlag.objects.filter(zone=str(zone)).exclude(key__in=list(hot)).delete()
-        for key, spot in hot.items():
-            flag, created = GraphRiskFlag.objects.get_or_create(
-                zone=str(zone),
-                key=key,
-                defaults={
-                    "threshold": threshold,
-                    "share": spot["share"],
-                    "review_by": spot["review_by"],
-                },
-            )
-            if not created:
-                moved = GraphRiskFlag.objects.filter(pk=flag.pk).exclude(threshold=threshold)
-                if not moved.update(threshold=threshold, share=spot["share"]):
-                    continue  # already flagged at this threshold
-            event = events.graph_risk_flagged(
-                zone=zone,
-                actor=actor,
-                key=key,
-                share=spot["share"],
-                threshold=threshold,
-                review_by=spot["review_by"],
-                graph_generation=generation,
-            )
-            GraphRiskFlag.objects.filter(pk=flag.pk).update(event=f"{event.chain}#{event.seq}")
+def node_labels(keys: list[str]) -> dict[str, tuple[int, str, str]]:
+    """(id, type, label) of the nodes that still exist, by key (a flag outlives its node)."""
+    rows = GraphNode.objects.filter(key__in=keys).values_list("key", "pk", "node_type", "label")
+    return {key: (pk, node_type, label) for key, pk, node_type, label in rows}

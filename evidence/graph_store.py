@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
@@ -38,9 +38,6 @@ from evidence.graph_models import (
 from evidence.models import Document, DocumentVersion
 from maria.errors import ApplicationError
 
-if TYPE_CHECKING:
-    from decisions.models import Decision
-
 STALE_FACTOR = 0.5  # a stale edge keeps half its weight: history, not current support
 EXTRACTED_CONFIDENCE = 0.8
 APPROVER_CONFIDENCE = 0.7  # a name found after "approved by" is a guess more often
@@ -53,20 +50,40 @@ def _not_found(message: str) -> ApplicationError:
     return ApplicationError(message, code="not_found", status_code=status.HTTP_404_NOT_FOUND)
 
 
+def _risk_scan_later(zone: str) -> None:
+    """After commit, scan `zone` for risk hotspots (graph_services.graph_risk_scan_later)."""
+    from evidence.graph_services import graph_risk_scan_later
+
+    graph_risk_scan_later(zone=zone)
+
+
 # --- the change log ------------------------------------------------------------------------
 
 
 def _record(op: str, data: Mapping[str, Any]) -> int:
     """Bump the generation (row lock until commit) and log the change under it."""
-    token = uuid.uuid4().hex
-    if not GraphState.objects.filter(pk=1).update(generation=F("generation") + 1, token=token):
+    return record_changes([(op, data)])
+
+
+def record_changes(changes: Sequence[tuple[str, Mapping[str, Any]]]) -> int:
+    """Log changes at the next generations, one each, in one step (the generation row stays
+    locked until commit); the last generation. The changes share one token: a process that
+    caught up to any of them saw the whole batch commit."""
+    if not changes:
+        return _state()[0]
+    token, n = uuid.uuid4().hex, len(changes)
+    if not GraphState.objects.filter(pk=1).update(generation=F("generation") + n, token=token):
         GraphState.objects.bulk_create([GraphState(pk=1)], ignore_conflicts=True)
-        GraphState.objects.filter(pk=1).update(generation=F("generation") + 1, token=token)
-    generation = GraphState.objects.filter(pk=1).values_list("generation", flat=True).get()
-    GraphChange.objects.create(generation=generation, token=token, op=op, data=dict(data))
-    if generation % 1000 == 0:
-        GraphChange.objects.filter(generation__lt=generation - CHANGE_LOG_KEEP).delete()
-    return generation
+        GraphState.objects.filter(pk=1).update(generation=F("generation") + n, token=token)
+    last = GraphState.objects.filter(pk=1).values_list("generation", flat=True).get()
+    first = last - n + 1
+    GraphChange.objects.bulk_create(
+        GraphChange(generation=first + i, token=token, op=op, data=dict(data))
+        for i, (op, data) in enumerate(changes)
+    )
+    if first // 1000 != last // 1000 or last % 1000 == 0:  # crossed a thousand: prune
+        GraphChange.objects.filter(generation__lt=last - CHANGE_LOG_KEEP).delete()
+    return last
 
 
 def _timestamp(moment: datetime | None) -> float:
@@ -240,6 +257,7 @@ def node_delete(
         )  # fmt: skip
         _record("node_delete", {"id": locked.pk})
         locked.delete()
+        _risk_scan_later(str(chain_zone))
 
 
 def edge_delete(*, edge: GraphEdge, actor: AbstractBaseUser, reason: str = "") -> None:
@@ -265,6 +283,7 @@ def edge_delete(*, edge: GraphEdge, actor: AbstractBaseUser, reason: str = "") -
             "edge_delete", {"s": found.source_id, "t": found.target_id, "type": found.edge_type}
         )
         found.delete()
+        _risk_scan_later(str(chain_zone))
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,6 +345,7 @@ def edge_create(
             edge_type=edge.edge_type,
             actor=actor,
         )
+        _risk_scan_later(str(zone))
     return edge
 
 
@@ -406,19 +426,11 @@ def edges_import(
             zone=zone, edges=len(edges), nodes=len(missing), digest=digest, actor=actor
         )
         _record("reload", {})
+        _risk_scan_later(str(zone))
     return {"edges": len(edges), "nodes_created": len(missing)}
 
 
 # --- feeding (a): the decision pipeline ------------------------------------------------------
-
-
-def _person_node(actor: AbstractBaseUser | None) -> GraphNode:
-    if actor is None:
-        return node_ensure(key=SYSTEM_PERSON, node_type=NodeType.PERSON, label="system (gate)")
-    name = actor.get_username()
-    if name.startswith("agent:"):
-        return _agent_node(name.removeprefix("agent:"))
-    return node_ensure(key=f"person:{name}", node_type=NodeType.PERSON, label=name)
 
 
 def _agent_node(coordinate: str) -> GraphNode:
@@ -436,82 +448,6 @@ def _document_node(document: Document) -> GraphNode:
         zone=document.zone.coordinate,
         attributes={"document": document.pk},
     )
-
-
-def decision_node(decision: Decision) -> GraphNode:
-    return node_ensure(
-        key=f"decision:{decision.pk}",
-        node_type=NodeType.DECISION,
-        label=decision.question[:300],
-        zone=decision.zone,
-        attributes={"decision": decision.pk, "state": decision.state, "gate": decision.gate},
-    )
-
-
-def _cited_documents(decision: Decision) -> list[Document]:
-    cited: set[int] = set()
-    for claim in decision.bundle.claims:
-        for citation in claim.get("citations", []):
-            try:
-                cited.add(int(citation["document"]))
-            except (KeyError, TypeError, ValueError):
-                continue
-    # Only documents of the decision's own zone: a fabricated or foreign citation is no link.
-    return list(
-        Document.objects.filter(pk__in=cited, zone__coordinate=decision.zone).select_related("zone")
-    )
-
-
-def record_decision_event(
-    decision: Decision, kind: str, *, actor: AbstractBaseUser | None, payload: Mapping[str, Any]
-) -> None:
-    """Every decision trail event updates the decision's node; transitions add its edges:
-    proposed -> its agent and cited documents, validated -> the policy version that judged
-    it, approved/overridden -> who approved, escalated -> the authority it went up to."""
-    node = decision_node(decision)
-
-    def link(target: GraphNode, edge_type: EdgeType, confidence: float = 1.0) -> None:
-        edge_upsert(
-            source=node, target=target, edge_type=edge_type, zone=decision.zone,
-            origin=EdgeOrigin.PIPELINE, confidence=confidence,
-        )  # fmt: skip
-
-    if kind == "decision.proposed":
-        link(_agent_node(decision.agent), EdgeType.PROPOSED_BY)
-        for document in _cited_documents(decision):
-            link(_document_node(document), EdgeType.REFERENCES)
-    elif kind == "decision.validated" and decision.policy_label:
-        policy = node_ensure(
-            key=f"policy:{decision.policy_label}"[:200],
-            node_type=NodeType.POLICY,
-            label=f"policy {decision.policy_label}",
-            attributes={"label": decision.policy_label},
-        )
-        link(policy, EdgeType.CONSTRAINED_BY)
-    elif kind in ("decision.approved", "decision.overridden"):
-        link(_person_node(actor), EdgeType.APPROVED_BY)
-    elif kind == "decision.escalated":
-        to = str(payload.get("to", ""))
-        authority = node_ensure(
-            key=f"authority:{to}", node_type=NodeType.PERSON, label=f"authority of {to}", zone=to
-        )
-        link(authority, EdgeType.ESCALATED_TO)
-
-
-def record_decision_event_later(
-    *, decision_id: int, kind: str, actor_id: int | None, payload: Mapping[str, Any]
-) -> None:
-    """`record_decision_event` for a committed decision event, in a transaction of its own."""
-    from django.contrib.auth import get_user_model
-
-    from decisions.models import Decision
-
-    decision = Decision.objects.filter(pk=decision_id).first()
-    if decision is None:
-        return
-    actor = get_user_model().objects.filter(pk=actor_id).first() if actor_id else None
-    with transaction.atomic():
-        record_decision_event(decision, kind, actor=actor, payload=payload)
 
 
 # --- feeding (b): extraction from document versions ------------------------------------------
@@ -635,9 +571,10 @@ class LoadedGraph:
     def put_node(self, data: Mapping[str, Any]) -> None:
         row = self.index.add_node(int(data["id"]))
         self.sync_rows()
-        self.keys[row], self.types[row] = data["key"], data["type"]
-        if self.labels[row] != data["label"]:
+        # The embedded text is "type label" (_label_text): a change to either makes it stale.
+        if (self.types[row], self.labels[row]) != (data["type"], data["label"]):
             self.dirty.add(row)
+        self.keys[row], self.types[row] = data["key"], data["type"]
         self.labels[row], self.zones[row] = data["label"], data["zone"]
 
     def apply(self, op: str, data: Mapping[str, Any]) -> None:
@@ -695,6 +632,11 @@ _cached: LoadedGraph | None = None
 def _state() -> tuple[int, str]:
     row = GraphState.objects.filter(pk=1).values_list("generation", "token").first()
     return (int(row[0]), str(row[1])) if row else (0, "")
+
+
+def graph_state() -> tuple[int, str]:
+    """The graph's (generation, token) now: equal pairs mean the very same graph."""
+    return _state()
 
 
 # The edge columns the index needs, with the time as epoch seconds computed by the database:
@@ -800,8 +742,39 @@ def loaded_graph() -> LoadedGraph:
         if cached is not None and (cached.generation, cached.token) == (generation, token):
             return cached
         if cached is None or not _catch_up(cached, generation, token):
-            cached = _cached = graph_load(generation, token)
+            fresh = graph_load(generation, token)
+            _carry_vectors(cached, fresh)
+            cached = _cached = fresh
         return cached
+
+
+def _carry_vectors(old: LoadedGraph | None, new: LoadedGraph) -> None:
+    """Keep the label embeddings a full reload would throw away (an import ends in one): a
+    node whose type and label are unchanged keeps its vector, only the rest are embedded
+    again on the next query. Embedding every label costs seconds per 10^4 nodes."""
+    if old is None or old.vectors is None:
+        return
+    embedded = old.vectors.shape[0]
+    before = {
+        pk: row
+        for row, pk in enumerate(old.index.node_ids[:embedded])
+        if pk is not None and row not in old.dirty
+    }
+    kept_new: list[int] = []
+    kept_old: list[int] = []
+    for row, pk in enumerate(new.index.node_ids):
+        was = before.get(pk)
+        if was is not None and (old.types[was], old.labels[was]) == (
+            new.types[row],
+            new.labels[row],
+        ):
+            kept_new.append(row)
+            kept_old.append(was)
+    n = new.index.n_rows
+    vectors = np.zeros((n, old.vectors.shape[1]), dtype=np.float32)
+    vectors[kept_new] = old.vectors[kept_old]
+    new.vectors = vectors
+    new.dirty = set(range(n)) - set(kept_new)
 
 
 def snapshot(*, embed: bool = False) -> GraphSnapshot:

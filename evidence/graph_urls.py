@@ -9,6 +9,12 @@ urlpatterns: list[URLPattern] = [
     path("query/", graph_api.GraphQueryView.as_view(), name="graph-query"),
     path("paths/", graph_api.GraphPathsView.as_view(), name="graph-paths"),
     path("risk/", graph_api.GraphRiskView.as_view(), name="graph-risk"),
+    path("risk/flags/", graph_api.GraphRiskFlagsView.as_view(), name="graph-risk-flags"),
+    path(
+        "risk/flags/<int:pk>/resolve/",
+        graph_api.GraphRiskFlagResolveView.as_view(),
+        name="graph-risk-flag-resolve",
+    ),
     path(
         "decisions/<int:pk>/responsibility/",
         graph_api.ResponsibilityView.as_view(),

@@ -34,6 +34,12 @@ MAX_PARAGRAPH_CHARS: Final = 2_000  # longer paragraphs are split at sentence bo
 MAX_PARAGRAPHS: Final = 50_000  # 5 MiB of one-line paragraphs would be a million rows
 MAX_SECTION_CHARS: Final = 200  # a heading used as a section label is cut to this
 HEADING_MAX_CHARS: Final = 80  # an unmarked line longer than this is prose, not a heading
+# markdown-it parses in pure Python at tens of microseconds per markup character and per line
+# (times the depth of the quotes and lists around the line): 5 MB of `*[_` runs took about
+# 2 minutes. So a Markdown upload may cost at most this much work, counted before parsing
+# (see `markdown_work`): a few seconds on one core. Prose with ordinary markup stays far
+# below it; more is refused, and the same text is accepted as plain text or HTML.
+MAX_MARKDOWN_WORK: Final = 150_000
 
 FORMATS: Final = ("text", "markdown", "html", "pdf")
 
@@ -50,7 +56,7 @@ class DocumentError(ValueError):
 
 
 class DocumentTooLarge(DocumentError):
-    """Over MAX_DOCUMENT_BYTES (or MAX_PARAGRAPHS); the API answers 413."""
+    """Over MAX_DOCUMENT_BYTES (or MAX_PARAGRAPHS, or MAX_MARKDOWN_WORK); the API answers 413."""
 
     code = "document_too_large"
 
@@ -96,6 +102,7 @@ def parse_document(
     else:
         source = _decode(raw)
         if fmt == "markdown":
+            _check_markdown_work(source)
             rendered = _join(_MarkdownRenderer().render(source))
         elif fmt == "html":
             units, markup_title = _html_units(source)
@@ -650,6 +657,50 @@ def _code(text: str) -> str:
 def _heading(level: int, text: str) -> _Unit:
     title = " ".join(text.split("\n")).strip()
     return ("heading", f"{'#' * level} {title}" if title else "")
+
+
+# Characters that start an inline rule of markdown-it (emphasis, links, images, code, HTML,
+# entities, escapes, strikethrough, table cells): each is a step of the Python parser.
+_INLINE_MARKUP: Final = "*_[]!`<>&\\~|"
+# What opens a container at the start of a line: a quote, or a list item (after its indent).
+_CONTAINER = re.compile(r"[ \t]*(?:>|[-+*](?=[ \t]|$)|\d{1,9}[.)](?=[ \t]|$))")
+_MAX_NESTING: Final = 20  # markdown-it's commonmark preset (maxNesting)
+
+
+def markdown_work(source: str) -> int:
+    """Parsing cost of a Markdown source in steps: its inline markup characters, plus for every
+    line 1 + the depth of the quotes and lists it sits in (each level checks the line again).
+
+    Depth: containers opened at the start of the line plus indentation // 2, kept for the
+    lines of a block that open none (lazy continuation), capped at markdown-it's nesting limit.
+    """
+    work = sum(source.count(c) for c in _INLINE_MARKUP)
+    lines = source.count("\n") + 1
+    if work + lines > MAX_MARKDOWN_WORK:
+        return work + lines  # over already: no need to look at every line
+    depth = 0
+    for line in source.split("\n"):
+        if not line.strip():
+            depth = 0
+            work += 1
+            continue
+        opened, at = 0, 0
+        while (marker := _CONTAINER.match(line, at)) is not None:
+            opened, at = opened + 1, marker.end()
+        if opened:
+            indent = len(line) - len(line.lstrip(" \t"))
+            depth = min(_MAX_NESTING, opened + indent // 2)
+        work += 1 + depth
+    return work
+
+
+def _check_markdown_work(source: str) -> None:
+    work = markdown_work(source)
+    if work > MAX_MARKDOWN_WORK:
+        raise DocumentTooLarge(
+            f"the Markdown is too intricate to parse: {work:,} steps of markup and nested "
+            f"lines; the limit is {MAX_MARKDOWN_WORK:,}. Send it as plain text or HTML"
+        )
 
 
 @lru_cache(maxsize=1)

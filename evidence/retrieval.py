@@ -4,11 +4,14 @@ min-max scores. Storage-backed legs (pgvector) plug into `fuse` with their own t
 
 from __future__ import annotations
 
+import copy
+import itertools
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 import bm25s
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from evidence.text import tokenize
@@ -92,6 +95,74 @@ def _check_mask(mask: Mask | None, n: int) -> Mask | None:
 _NON_NEGATIVE_METHODS = frozenset({"lucene", "robertson", "atire"})
 
 
+def bm25_idf(df: NDArray[np.floating], n: int, method: str) -> NDArray[np.float64]:
+    """idf as bm25s computes it: lucene ln(1 + (N - df + 0.5)/(df + 0.5)); robertson
+    ln(max(1, (N - df + 0.5)/(df + 0.5))); atire ln(N / df)."""
+    df = np.asarray(df, dtype=np.float64)
+    if method == "atire":
+        return np.log(n / np.maximum(df, 1.0))
+    ratio = (n - df + 0.5) / (df + 0.5)
+    return np.log1p(ratio) if method == "lucene" else np.log(np.maximum(ratio, 1.0))
+
+
+def bm25_tfc(
+    tf: NDArray[np.floating],
+    length: NDArray[np.floating],
+    avgdl: float,
+    k1: float,
+    b: float,
+    method: str,
+) -> NDArray[np.float64]:
+    """Term-frequency part as bm25s computes it: tf / (tf + k1 (1 - b + b |d| / avgdl)),
+    times (k1 + 1) for atire."""
+    tf = np.asarray(tf, dtype=np.float64)
+    tfc = tf / (tf + k1 * (1 - b + b * np.asarray(length, dtype=np.float64) / avgdl))
+    return tfc * (k1 + 1) if method == "atire" else tfc
+
+
+@dataclass(frozen=True, slots=True)
+class _Segment:
+    """Paragraphs as term ids: `tokens[offsets[i]:offsets[i + 1]]` is paragraph i."""
+
+    tokens: NDArray[np.int32]
+    offsets: NDArray[np.int64]
+
+    @classmethod
+    def of(cls, docs: Sequence[Sequence[int]]) -> _Segment:
+        lengths = np.fromiter((len(d) for d in docs), dtype=np.int64, count=len(docs))
+        flat = np.fromiter(
+            itertools.chain.from_iterable(docs), dtype=np.int32, count=int(lengths.sum())
+        )
+        return cls(flat, np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    @property
+    def lengths(self) -> NDArray[np.int64]:
+        return np.diff(self.offsets)
+
+    def rows(self) -> NDArray[np.int64]:
+        """The paragraph of every token."""
+        return np.repeat(np.arange(len(self), dtype=np.int64), self.lengths)
+
+    def docs(self) -> list[list[int]]:
+        flat = self.tokens.tolist()
+        bounds = self.offsets.tolist()
+        return [flat[bounds[i] : bounds[i + 1]] for i in range(len(self))]
+
+    def document_frequencies(self, n_terms: int) -> NDArray[np.int64]:
+        """df(t): how many paragraphs hold term t at least once."""
+        pairs = np.unique(self.rows() * n_terms + self.tokens)
+        return np.bincount(pairs % n_terms, minlength=n_terms)
+
+    def __add__(self, other: _Segment) -> _Segment:
+        return _Segment(
+            np.concatenate([self.tokens, other.tokens]),
+            np.concatenate([self.offsets, other.offsets[1:] + self.offsets[-1]]),
+        )
+
+
 class BM25Index:
     """BM25 over paragraphs, tokenised with `evidence.text.tokenize`, scored by bm25s.
 
@@ -100,6 +171,12 @@ class BM25Index:
     `retrieve` argpartitions the whole score vector, which is slow on long runs of tied
     zeros (100k paragraphs, content-word queries: ~2.5 ms against ~0.1 ms here; see
     bench/bench_retrieval_core.py).
+
+    Growing without a rebuild: `added` returns an index with more paragraphs in a small
+    tail, scored by the same formula with N, df and the mean length counted over every
+    paragraph (so a tail paragraph scores exactly as after a full rebuild), while the base,
+    bm25s's precomputed matrix, keeps the statistics of its build. `rebuilt` folds the tail
+    into a new base from the stored term ids, without tokenising again.
     """
 
     def __init__(
@@ -116,24 +193,125 @@ class BM25Index:
         if method not in _NON_NEGATIVE_METHODS:
             # BM25L / BM25+ give non-matching paragraphs a score too; selection assumes 0.
             raise ValueError(f"BM25 method must be one of {sorted(_NON_NEGATIVE_METHODS)}")
-        if (texts is None) == (tokens is None):
-            raise ValueError("give either texts or pre-tokenised tokens")
-        corpus = (
-            [tokenizer(t) for t in texts] if texts is not None else [list(t) for t in tokens or ()]
-        )
-        if len(corpus) != len(ids):
-            raise ValueError(f"{len(ids)} ids but {len(corpus)} texts")
-        self.ids: list[ParagraphId] = list(ids)
-        self.ids_fingerprint = ids_fingerprint(self.ids)
+        corpus = _tokenised(texts, tokens, tokenizer, len(ids))
+        terms: dict[str, int] = {}
+        docs = [[terms.setdefault(t, len(terms)) for t in doc] for doc in corpus]
+        self._setup(list(ids), list(terms), _Segment.of(docs), k1, b, method, tokenizer)
+
+    def _setup(
+        self,
+        ids: list[ParagraphId],
+        terms: list[str],
+        base: _Segment,
+        k1: float,
+        b: float,
+        method: str,
+        tokenizer: Callable[[str], list[str]],
+    ) -> None:
+        """Index `base` (paragraphs as ids into `terms`) with an empty tail."""
+        self.k1, self.b, self.method = k1, b, method
         self._tokenize = tokenizer
+        self._terms = terms  # term id -> term; never changed once built
+        self._term_ids = {term: i for i, term in enumerate(terms)}
+        self._base = base
+        self._base_df = base.document_frequencies(len(terms))
+        self._base_length = int(base.tokens.size)
         self.bm25 = bm25s.BM25(k1=k1, b=b, method=method)
         # bm25s cannot index a corpus without a single term (its average length would be 0).
-        self._indexed = any(corpus)
+        self._indexed = base.tokens.size > 0
         if self._indexed:
-            self.bm25.index(corpus, show_progress=False)
+            vocabulary = dict(self._term_ids)  # bm25s keeps (and may extend) what it is given
+            self.bm25.index(
+                (base.docs(), vocabulary), create_empty_token=False, show_progress=False
+            )
+        self._set_tail(ids, [], _Segment.of([]))
+
+    def _set_tail(self, ids: list[ParagraphId], new_terms: list[str], tail: _Segment) -> None:
+        """The paragraphs after the base, with `new_terms` (terms the base lacks) numbered
+        after the base's terms."""
+        self.ids: list[ParagraphId] = ids
+        self.ids_fingerprint = ids_fingerprint(ids)
+        self._new_terms = new_terms
+        self._new_term_ids = {t: len(self._terms) + i for i, t in enumerate(new_terms)}
+        self._tail = tail
+        n_terms = len(self._terms) + len(new_terms)
+        self._tail_df = tail.document_frequencies(n_terms)
+        # Tail term frequencies as a (terms x paragraphs) CSR: one row per query term.
+        self._tail_tf = sp.csr_matrix(
+            (np.ones(tail.tokens.size, dtype=np.float32), (tail.tokens, tail.rows())),
+            shape=(n_terms, len(tail)),
+        )
+        self._tail_tf.sum_duplicates()
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @property
+    def tail_size(self) -> int:
+        """Paragraphs added since the last full build."""
+        return len(self._tail)
+
+    def _term_id(self, term: str) -> int | None:
+        found = self._term_ids.get(term)
+        return found if found is not None else self._new_term_ids.get(term)
+
+    def added(
+        self,
+        ids: Sequence[ParagraphId],
+        texts: Sequence[str] | None = None,
+        *,
+        tokens: Sequence[list[str]] | None = None,
+    ) -> BM25Index:
+        """This index with more paragraphs after its own (ids never seen before); the base is
+        shared, only the tail is indexed again. This index is left as it was."""
+        corpus = _tokenised(texts, tokens, self._tokenize, len(ids))
+        clash = set(ids) & set(self.ids)
+        if clash:
+            raise ValueError(f"paragraphs already indexed: {sorted(map(str, clash))[:5]}")
+        new_terms = list(self._new_terms)
+        known = dict(self._new_term_ids)
+        docs = []
+        for doc in corpus:
+            row = []
+            for term in doc:
+                term_id = self._term_ids.get(term)
+                if term_id is None:
+                    term_id = known.get(term)
+                if term_id is None:
+                    term_id = known[term] = len(self._terms) + len(new_terms)
+                    new_terms.append(term)
+                row.append(term_id)
+            docs.append(row)
+        grown = copy.copy(self)
+        grown._set_tail(self.ids + list(ids), new_terms, self._tail + _Segment.of(docs))
+        return grown
+
+    def rebuilt(self) -> BM25Index:
+        """The same paragraphs in the same order, all in a freshly built base (exact BM25)."""
+        fresh = object.__new__(BM25Index)
+        fresh._setup(
+            list(self.ids),
+            self._terms + self._new_terms,
+            self._base + self._tail,
+            self.k1,
+            self.b,
+            self.method,
+            self._tokenize,
+        )
+        return fresh
+
+    def rebased(self, base: BM25Index) -> BM25Index:
+        """This index on top of `base`, a rebuild of its first len(base) paragraphs: what
+        this index holds beyond them becomes the tail of the result."""
+        n = len(base)
+        if base.tail_size or self.ids[:n] != base.ids:
+            raise ValueError("the base must be a rebuild of this index's first paragraphs")
+        skip = n - len(self._base)
+        if skip < 0:
+            raise ValueError("the base is older than this index's own base")
+        rest = self._tail.docs()[skip:]
+        vocabulary = self._terms + self._new_terms
+        return base.added(self.ids[n:], tokens=[[vocabulary[t] for t in doc] for doc in rest])
 
     def scores(self, query: str) -> NDArray[np.float32]:
         """BM25(q, d) = sum_{t in q} idf(t) * tf / (tf + k1 * (1 - b + b * |d| / avgdl)), all d."""
@@ -141,14 +319,38 @@ class BM25Index:
 
     def scores_for_tokens(self, query_tokens: Sequence[str]) -> NDArray[np.float32]:
         """BM25 score of every paragraph for an already tokenised query."""
-        n = len(self.ids)
-        if not self._indexed:
-            return np.zeros(n, dtype=np.float32)
-        # Terms outside the vocabulary score nothing; bm25s drops them here.
-        term_ids = self.bm25.get_tokens_ids(list(query_tokens))
+        # Terms outside the vocabulary score nothing. A repeated query term counts again.
+        term_ids = [i for i in map(self._term_id, query_tokens) if i is not None]
+        n_base = len(self._base)
+        base_ids = [i for i in term_ids if i < len(self._terms)]
+        if self._indexed and base_ids:
+            base = np.asarray(self.bm25.get_scores_from_ids(base_ids), dtype=np.float32)
+        else:
+            base = np.zeros(n_base, dtype=np.float32)
+        if not self.tail_size:
+            return base
+        return np.concatenate([base, self._tail_scores(term_ids)])
+
+    def _tail_scores(self, term_ids: list[int]) -> NDArray[np.float32]:
+        """The tail's scores with N, df and avgdl over base and tail together."""
+        scores = np.zeros(self.tail_size, dtype=np.float64)
         if not term_ids:
-            return np.zeros(n, dtype=np.float32)
-        return np.asarray(self.bm25.get_scores_from_ids(term_ids), dtype=np.float32)
+            return scores.astype(np.float32)
+        n = len(self.ids)
+        avgdl = (self._base_length + self._tail.tokens.size) / n
+        lengths = self._tail.lengths
+        for term_id in term_ids:
+            start, end = self._tail_tf.indptr[term_id], self._tail_tf.indptr[term_id + 1]
+            if start == end:
+                continue
+            rows = self._tail_tf.indices[start:end]
+            base_df = self._base_df[term_id] if term_id < len(self._terms) else 0
+            idf = bm25_idf(np.asarray([base_df + self._tail_df[term_id]]), n, self.method)[0]
+            tfc = bm25_tfc(
+                self._tail_tf.data[start:end], lengths[rows], avgdl, self.k1, self.b, self.method
+            )
+            scores[rows] += idf * tfc
+        return scores.astype(np.float32)
 
     def search(self, query: str, k: int = DEFAULT_K, *, mask: Mask | None = None) -> Ranked:
         """Top-k paragraphs by BM25 among those allowed by `mask`; no match, no result."""
@@ -173,6 +375,20 @@ class BM25Index:
             ranked = scores if mask is None else np.where(matched, scores, -np.inf)
             best = top_k_indices(ranked, min(k, n_matched))
         return Ranked([self.ids[i] for i in best], scores[best])
+
+
+def _tokenised(
+    texts: Sequence[str] | None,
+    tokens: Sequence[list[str]] | None,
+    tokenizer: Callable[[str], list[str]],
+    n: int,
+) -> list[list[str]]:
+    if (texts is None) == (tokens is None):
+        raise ValueError("give either texts or pre-tokenised tokens")
+    corpus = [tokenizer(t) for t in texts] if texts is not None else [list(t) for t in tokens or ()]
+    if len(corpus) != n:
+        raise ValueError(f"{n} ids but {len(corpus)} texts")
+    return corpus
 
 
 # ---------------------------------------------------------------------------------------

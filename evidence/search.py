@@ -2,17 +2,26 @@
 an exact scan for small scopes; exact numpy elsewhere) weighted 0.7 plus BM25 weighted 0.3,
 filtered by zone scope and currency.
 
-Each process keeps its BM25 index (and, without PostgreSQL, its vector matrix) in memory and
-rebuilds it when `CorpusState.generation` says the paragraphs changed.
+Each process keeps its BM25 index (and, without PostgreSQL, its vector matrix) in memory.
+When `CorpusState.generation` says the paragraphs changed, it reads every paragraph's id and
+currency (and, on SQLite, embedder) and indexes only the paragraphs it has not seen: a
+paragraph's text and zone never change once written. New paragraphs go to the BM25 index's
+small tail (see `BM25Index.added`); when the tail outgrows REBUILD_TAIL_ROWS or
+REBUILD_TAIL_SHARE of the index, a background thread rebuilds the index from its stored
+terms and swaps it in, so no query waits for a full rebuild. Only the first load of a
+process tokenises every paragraph.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from django.db import connection, transaction
+from django.db import connection
 from numpy.typing import NDArray
 
 from coordinates.coordinate import Coordinate
@@ -29,6 +38,8 @@ from evidence.retrieval import (
 )
 from evidence.services import embedder
 
+logger = logging.getLogger(__name__)
+
 HNSW_EF_SEARCH = 80  # candidates the HNSW scan keeps; 2k=30 would cost recall under filters
 # Up to this many candidate paragraphs (current, in scope) the dense leg reads them all and
 # sorts: exact, and faster than an HNSW scan that has to step past the other zones'
@@ -36,11 +47,19 @@ HNSW_EF_SEARCH = 80  # candidates the HNSW scan keeps; 2k=30 would cost recall u
 # HNSW up to about 7,500 candidates while the vectors sit in TOAST (the column's default), and
 # up to about 15,000 when stored inline (ALTER COLUMN embedding SET STORAGE PLAIN).
 EXACT_MAX_ROWS = 7_500
+# The BM25 tail is folded into a rebuilt index, in the background, once it holds more than
+# both of these (tail paragraphs score exactly; the base's statistics drift as it grows).
+REBUILD_TAIL_ROWS = 2_000
+REBUILD_TAIL_SHARE = 0.02
+_FETCH_BATCH = 500  # ids per IN (...) when reading new paragraphs (SQLite caps parameters)
 
 
 @dataclass(frozen=True, slots=True)
 class Corpus:
-    """Everything retrieval needs in memory, for one state of the store."""
+    """Everything retrieval needs in memory, for one state of the store.
+
+    Rows are in the indexes' order: by id as first loaded, then the paragraphs added since.
+    """
 
     generation: int
     stamp: object  # with the generation, names the state it was loaded from (see _store_state)
@@ -48,13 +67,16 @@ class Corpus:
     zone_names: list[str]  # the distinct zones ...
     zone_codes: NDArray[np.intp]  # ... and each row's index into them
     current: NDArray[np.bool_]
+    live: NDArray[np.bool_]  # still in the store (a rolled-back paragraph is not)
     embedded: NDArray[np.bool_]  # rows with a vector (always all on PostgreSQL)
+    embedders: list[str] | None  # each row's embedder name, to see re-embedding (SQLite)
     sparse: BM25Index
     dense: DenseIndex | None  # None on PostgreSQL, where the HNSW index answers
 
 
 _lock = threading.Lock()
 _cached: Corpus | None = None
+_rebuilding: threading.Thread | None = None
 
 
 def corpus_generation() -> int:
@@ -93,22 +115,59 @@ def _is_current(cached: Corpus, generation: int, stamp: object) -> bool:
     return committed or cached.stamp == stamp
 
 
+def _can_extend(cached: Corpus, generation: int) -> bool:
+    """Whether every id `cached` holds still names the paragraph it held when read, and it
+    is worth extending.
+
+    PostgreSQL never hands out a sequence value twice, even after a rollback. SQLite's
+    AUTOINCREMENT does, for rows whose insert was rolled back: only a corpus read outside
+    any transaction (committed rows only) is safe to extend there. A generation that went
+    back means a rollback or an emptied store (whose sequences may restart): load afresh.
+    Rows that left the store stay in the indexes, masked out, until they are too many.
+    """
+    if generation < cached.generation:
+        return False
+    gone = len(cached.live) - int(np.count_nonzero(cached.live))
+    if gone > max(REBUILD_TAIL_ROWS, REBUILD_TAIL_SHARE * len(cached.live)):
+        return False
+    return connection.vendor == "postgresql" or cached.stamp is None
+
+
+def _paragraph_rows(ids: Sequence[int], fields: list[str]) -> list[tuple[object, ...]]:
+    rows: list[tuple[object, ...]] = []
+    for start in range(0, len(ids), _FETCH_BATCH):
+        batch = ids[start : start + _FETCH_BATCH]
+        rows += Paragraph.objects.filter(id__in=batch).order_by("id").values_list(*fields)
+    return rows
+
+
+def _vectors(
+    rows: Sequence[tuple[object, ...]], at: int
+) -> tuple[NDArray[np.float32], NDArray[np.bool_]]:
+    """The vectors in column `at` of `rows` (zero where none yet) and which rows have one."""
+    vectors = np.zeros((len(rows), EMBEDDING_DIM), dtype=np.float32)
+    embedded = np.ones(len(rows), dtype=bool)
+    for i, row in enumerate(rows):
+        if row[at] is None:
+            embedded[i] = False
+        else:
+            vectors[i] = np.asarray(row[at], dtype=np.float32)
+    return vectors, embedded
+
+
 def _load(generation: int, stamp: object) -> Corpus:
     on_postgres = connection.vendor == "postgresql"
     # PostgreSQL answers the dense leg itself, so its vectors never need to leave it.
-    fields = ["id", "zone", "current", "text"] + ([] if on_postgres else ["embedding"])
+    fields = ["id", "zone", "current", "text"] + ([] if on_postgres else ["embedder", "embedding"])
     rows = list(Paragraph.objects.order_by("id").values_list(*fields))
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     dense = None
+    embedders = None
     embedded = np.ones(len(rows), dtype=bool)
     if not on_postgres:
-        vectors = np.zeros((len(rows), EMBEDDING_DIM), dtype=np.float32)
-        for i, row in enumerate(rows):
-            if row[4] is None:
-                embedded[i] = False
-            else:
-                vectors[i] = row[4]
+        vectors, embedded = _vectors(rows, 5)
         dense = DenseIndex(ids.tolist(), vectors)
+        embedders = [str(r[4]) for r in rows]
     zone_names, zone_codes = np.unique(
         np.asarray([r[1] for r in rows], dtype=str), return_inverse=True
     )
@@ -119,20 +178,158 @@ def _load(generation: int, stamp: object) -> Corpus:
         zone_names=[str(z) for z in zone_names],
         zone_codes=zone_codes.astype(np.intp),
         current=np.fromiter((r[2] for r in rows), dtype=bool, count=len(rows)),
+        live=np.ones(len(rows), dtype=bool),
         embedded=embedded,
-        sparse=BM25Index(ids.tolist(), [r[3] for r in rows]),
+        embedders=embedders,
+        sparse=BM25Index(ids.tolist(), [str(r[3]) for r in rows]),
         dense=dense,
     )
 
 
+def _refresh(cached: Corpus, generation: int, stamp: object) -> Corpus:
+    """`cached` brought up to the store: every row's currency read again, and only the
+    paragraphs it lacks (and, on SQLite, vectors that changed) read and indexed."""
+    on_postgres = connection.vendor == "postgresql"
+    columns = "id, current" + ("" if on_postgres else ", embedder")
+    with connection.cursor() as cursor:
+        # A fixed statement: the table name comes from the model, no value is joined in.
+        cursor.execute(f"SELECT {columns} FROM {Paragraph._meta.db_table} ORDER BY id")  # noqa: S608
+        state = cursor.fetchall()
+    store_ids = np.fromiter((r[0] for r in state), dtype=np.int64, count=len(state))
+    store_current = np.fromiter((bool(r[1]) for r in state), dtype=bool, count=len(state))
+    # Where each stored id sits among the cached rows, if it does.
+    order = np.argsort(cached.ids, kind="stable")
+    known_ids = cached.ids[order]
+    at = np.minimum(np.searchsorted(known_ids, store_ids), max(len(known_ids) - 1, 0))
+    known = (known_ids[at] == store_ids) if len(known_ids) else np.zeros(len(state), dtype=bool)
+    rows_of_known = order[at[known]]
+    new_ids = store_ids[~known]
+    if len(new_ids) > max(len(cached.ids), REBUILD_TAIL_ROWS):
+        return _load(generation, stamp)  # mostly new: indexing it all at once is no slower
+
+    fields = ["id", "zone", "text"] + ([] if on_postgres else ["embedder", "embedding"])
+    new_rows = _paragraph_rows(new_ids.tolist(), fields)
+    if len(new_rows) != len(new_ids):  # deleted between the two reads: try again next time
+        return _load(generation, stamp)
+    n_old, n_new = len(cached.ids), len(new_rows)
+    ids = np.concatenate([cached.ids, new_ids])
+    current = np.zeros(n_old + n_new, dtype=bool)
+    current[rows_of_known] = store_current[known]
+    current[n_old:] = store_current[~known]
+    live = np.zeros(n_old + n_new, dtype=bool)
+    live[rows_of_known] = True
+    live[n_old:] = True
+    code_of = {name: i for i, name in enumerate(cached.zone_names)}  # new zones go last
+    new_codes = [code_of.setdefault(str(r[1]), len(code_of)) for r in new_rows]
+    sparse = cached.sparse
+    if n_new:
+        sparse = sparse.added(new_ids.tolist(), [str(r[2]) for r in new_rows])
+    dense, embedders = cached.dense, cached.embedders
+    embedded = np.ones(n_old + n_new, dtype=bool)
+    if dense is not None and embedders is not None:
+        dense, embedders, embedded = _refresh_vectors(
+            cached, dense, embedders, state, known, rows_of_known, new_rows, ids
+        )
+    return Corpus(
+        generation=generation,
+        stamp=stamp,
+        ids=ids,
+        zone_names=list(code_of),
+        zone_codes=np.concatenate([cached.zone_codes, np.asarray(new_codes, dtype=np.intp)]),
+        current=current,
+        live=live,
+        embedded=embedded,
+        embedders=embedders,
+        sparse=sparse,
+        dense=dense,
+    )
+
+
+def _refresh_vectors(
+    cached: Corpus,
+    dense: DenseIndex,
+    embedders: list[str],
+    state: Sequence[tuple[object, ...]],
+    known: NDArray[np.bool_],
+    rows_of_known: NDArray[np.intp],
+    new_rows: Sequence[tuple[object, ...]],
+    ids: NDArray[np.int64],
+) -> tuple[DenseIndex, list[str], NDArray[np.bool_]]:
+    """SQLite: the vector matrix with the new rows appended and re-embedded rows read again."""
+    embedders = list(embedders)
+    store_embedders = [str(r[2]) for r in state]
+    changed: list[int] = []  # rows whose embedder differs from the one their vector came from
+    for row, position in zip(rows_of_known.tolist(), np.flatnonzero(known).tolist(), strict=True):
+        if embedders[row] != store_embedders[position]:
+            changed.append(row)
+            embedders[row] = store_embedders[position]
+    new_vectors, new_embedded = _vectors(new_rows, 4)
+    matrix = np.concatenate([dense.vectors, new_vectors])
+    embedded = np.concatenate([cached.embedded, new_embedded])
+    if changed:
+        fetched = _paragraph_rows(cached.ids[changed].tolist(), ["id", "embedding"])
+        vector_of = dict(zip((r[0] for r in fetched), _vectors(fetched, 1)[0], strict=True))
+        has = {r[0] for r in fetched if r[1] is not None}
+        for row in changed:
+            pid = int(cached.ids[row])
+            matrix[row] = vector_of.get(pid, 0.0)
+            embedded[row] = pid in has
+    embedders += [str(r[3]) for r in new_rows]
+    return DenseIndex(ids.tolist(), matrix), embedders, embedded
+
+
 def corpus() -> Corpus:
-    """The in-memory corpus of this process, reloaded when the store has changed."""
+    """The in-memory corpus of this process, brought up to date when the store has changed."""
     global _cached
     generation, stamp = _store_state()
     with _lock:
         if _cached is None or not _is_current(_cached, generation, stamp):
-            _cached = _load(generation, stamp)
+            if _cached is not None and _can_extend(_cached, generation):
+                _cached = _refresh(_cached, generation, stamp)
+            else:
+                _cached = _load(generation, stamp)
+            _maybe_rebuild(_cached.sparse)
         return _cached
+
+
+def _maybe_rebuild(sparse: BM25Index) -> None:
+    """Start rebuilding `sparse` in the background once its tail is big (lock held)."""
+    global _rebuilding
+    threshold = max(REBUILD_TAIL_ROWS, REBUILD_TAIL_SHARE * (len(sparse) - sparse.tail_size))
+    if sparse.tail_size <= threshold or (_rebuilding is not None and _rebuilding.is_alive()):
+        return
+    _rebuilding = threading.Thread(
+        target=_rebuild, args=(sparse,), name="maria-bm25-rebuild", daemon=True
+    )
+    _rebuilding.start()
+
+
+def _rebuild(sparse: BM25Index) -> None:
+    """Rebuild `sparse` (no database work), then put it under whatever the cache holds now."""
+    global _cached
+    try:
+        fresh = sparse.rebuilt()
+        with _lock:
+            # Paragraphs indexed while this ran stay in the tail; a corpus loaded afresh
+            # meanwhile (other rows, or a newer base) is left alone.
+            cached = _cached
+            if cached is None:
+                return
+            held = cached.sparse
+            if len(fresh) >= len(held) - held.tail_size and held.ids[: len(fresh)] == fresh.ids:
+                _cached = dataclasses.replace(cached, sparse=held.rebased(fresh))
+    except Exception:
+        # The tail keeps answering correctly; the next change tries again.
+        logger.exception("rebuilding the BM25 index failed")
+
+
+def wait_for_rebuild(timeout: float | None = None) -> bool:
+    """Wait for a background BM25 rebuild to finish; False if one is still running."""
+    thread = _rebuilding
+    if thread is not None:
+        thread.join(timeout)
+        return not thread.is_alive()
+    return True
 
 
 def in_scope(zone: str, scopes: list[Coordinate] | None) -> bool:
@@ -143,11 +340,11 @@ def in_scope(zone: str, scopes: list[Coordinate] | None) -> bool:
 
 
 def scope_mask(loaded: Corpus, scopes: list[Coordinate] | None) -> NDArray[np.bool_]:
-    """Rows whose zone is in scope; decided once per distinct zone, not once per row."""
+    """Rows in the store whose zone is in scope; decided once per zone, not once per row."""
     allowed = np.fromiter(
         (in_scope(z, scopes) for z in loaded.zone_names), dtype=bool, count=len(loaded.zone_names)
     )
-    return allowed[loaded.zone_codes]
+    return allowed[loaded.zone_codes] & loaded.live
 
 
 def scope_zones(loaded: Corpus, scopes: list[Coordinate] | None) -> list[str] | None:
@@ -166,9 +363,15 @@ def dense_leg_postgres(
     exact: bool,
 ) -> Ranked:
     """The k paragraphs nearest to `vector` by cosine, among `zones` (None: all), by an
-    HNSW index scan or, when `exact`, by reading every candidate and sorting."""
+    HNSW index scan or, when `exact`, by reading every candidate and sorting.
+
+    One round trip: the HNSW settings and the query go as one simple-protocol message (Django
+    binds parameters client-side), which PostgreSQL runs as one transaction, so the settings
+    are local to it. Inside an outer transaction they last until its end; they touch HNSW
+    scans only.
+    """
     conditions = ["embedding IS NOT NULL"]
-    params: list[list[str]] = []
+    params: list[str | int | list[str]] = []
     if not include_superseded:
         conditions.append("current")
     if zones is not None:
@@ -177,28 +380,30 @@ def dense_leg_postgres(
         conditions.append("zone = ANY(%s)")
         params.append(zones)
     literal = "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
-    # Only fixed condition strings are joined in; every value travels as a parameter.
+    # Only fixed strings are joined in; every value travels as a parameter.
     where = " AND ".join(conditions)
-    sql = (
-        "SELECT id, 1 - (embedding <=> %s::vector) FROM evidence_paragraph "  # noqa: S608
-        "WHERE " + where + " ORDER BY embedding <=> %s::vector LIMIT %s"
-    )
     if exact:
-        # HNSW answers only through an index scan; without one the planner reads the
-        # candidates (a bitmap scan of their zones) and keeps the top k in a heap sort.
-        options = {"enable_indexscan": "off"}
+        # HNSW can only yield `embedding <=> q` ascending; ordering by the similarity itself
+        # leaves the planner reading the candidates (the (current, zone) index) and keeping
+        # the top k in a heap sort, with no setting to change.
+        sql = (
+            "SELECT id, 1 - (embedding <=> %s::vector) AS similarity FROM evidence_paragraph "  # noqa: S608
+            "WHERE " + where + " ORDER BY similarity DESC LIMIT %s"
+        )
+        arguments = [literal, *params, k]
     else:
         # Iterative scans keep looking past filtered-out neighbours (pgvector >= 0.8).
-        options = {"hnsw.ef_search": str(HNSW_EF_SEARCH), "hnsw.iterative_scan": "relaxed_order"}
-    with transaction.atomic(), connection.cursor() as cursor:
-        # set_config(..., true) is SET LOCAL: undone at the end of this transaction. One
-        # statement for all of them saves round trips.
-        cursor.execute(
-            "SELECT " + ", ".join(["set_config(%s, %s, true)"] * len(options)),
-            [value for pair in options.items() for value in pair],
+        sql = (
+            "SELECT set_config('hnsw.ef_search', %s, true), "  # noqa: S608
+            "set_config('hnsw.iterative_scan', 'relaxed_order', true); "
+            "SELECT id, 1 - (embedding <=> %s::vector) FROM evidence_paragraph "
+            "WHERE " + where + " ORDER BY embedding <=> %s::vector LIMIT %s"
         )
-        arguments: list[str | int | list[str]] = [literal, *params, literal, k]
+        arguments = [str(HNSW_EF_SEARCH), literal, *params, literal, k]
+    with connection.cursor() as cursor:
         cursor.execute(sql, arguments)
+        if not exact:
+            cursor.nextset()  # past the settings' row
         rows = cursor.fetchall()
     rows.sort(key=lambda r: -r[1])  # relaxed order: re-sort the few rows returned
     return Ranked([r[0] for r in rows], np.asarray([r[1] for r in rows], dtype=np.float32))
@@ -212,8 +417,13 @@ def search_paragraphs(
     include_superseded: bool = False,
     dense_weight: float = DEFAULT_DENSE_WEIGHT,
     sparse_weight: float = DEFAULT_SPARSE_WEIGHT,
+    vector: NDArray[np.float32] | None = None,
 ) -> list[HybridHit]:
-    """The k best paragraphs for `query` among those in `scopes` (None: every zone)."""
+    """The k best paragraphs for `query` among those in `scopes` (None: every zone).
+
+    `vector` is the query's embedding by the configured embedder, for a caller that has it
+    already; without it the query is embedded here.
+    """
     loaded = corpus()
     mask = scope_mask(loaded, scopes)
     if not include_superseded:
@@ -222,7 +432,8 @@ def search_paragraphs(
     if candidates == 0:
         return []
     pool = 2 * k
-    vector = embedder().embed([query])[0]
+    if vector is None:
+        vector = embedder().embed([query])[0]
     if not np.any(vector):
         # A query without a single feature is equally far from everything: the dense leg
         # would rank arbitrary paragraphs (or NaN distances on PostgreSQL) as its best.

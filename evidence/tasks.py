@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from celery import shared_task
 from django.db import OperationalError
 
-from evidence.graph_store import record_decision_event_later, version_extract
+from evidence.graph_feed import trail_follow
+from evidence.graph_services import graph_risk_scan_all
+from evidence.graph_store import version_extract
 from evidence.services import version_embed
 
 # Retried with jittered backoff; both are idempotent, so a second run does no harm.
@@ -39,10 +39,22 @@ def extract_graph(self: object, version_id: int) -> int:
     retry_jitter=True,
     max_retries=5,
 )
-def record_graph_event(
-    self: object, decision_id: int, kind: str, actor_id: int | None, payload: dict[str, Any]
-) -> None:
-    """The knowledge graph's side of one committed decision event (evidence.graph_store)."""
-    record_decision_event_later(
-        decision_id=decision_id, kind=kind, actor_id=actor_id, payload=payload
-    )
+def follow_trail(self: object) -> int:
+    """The knowledge graph catches up with the trail's decision events (evidence.graph_feed);
+    asked for after decision changes and run periodically. Idempotent."""
+    return trail_follow()
+
+
+@shared_task(
+    bind=True,
+    acks_late=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=2,
+    retry_jitter=True,
+    max_retries=5,
+)
+def scan_graph_risk(self: object, zone: str | None = None) -> dict[str, int]:
+    """Raise and end risk flags: of one zone after its graph grew, or (no zone: the periodic
+    run) of every zone with a graph. Idempotent: a scan that finds the flags as they should
+    be writes nothing."""
+    return graph_risk_scan_all(zones=[zone] if zone else None)

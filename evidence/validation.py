@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
+from django.db.models import Prefetch
 from django.utils import timezone
 
 from coordinates.coordinate import Coordinate
@@ -105,7 +106,8 @@ def _load_versions(items: list[Item]) -> dict[tuple[int, int | None], DocumentVe
     rows = (
         DocumentVersion.objects.filter(document_id__in=documents)
         .select_related("document__zone")
-        .prefetch_related("paragraphs")
+        # The cited spans are embedded afresh, so the stored vectors stay in the database.
+        .prefetch_related(Prefetch("paragraphs", Paragraph.objects.defer("embedding")))
     )
     found: dict[tuple[int, int | None], DocumentVersion] = {}
     for row in rows:

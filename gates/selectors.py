@@ -10,9 +10,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
+from urllib.parse import urlencode
 
 from django.conf import settings
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.http import Http404
 from django.urls import reverse
 from django.utils import timezone
@@ -23,6 +24,7 @@ from coordinates.models import Role, RoleAssignment, Zone
 from coordinates.selectors import AnyUser, effective_policy, role_scopes
 from decisions import trail
 from decisions.models import Decision, DecisionEvent, State
+from evidence.graph_models import GraphNode, GraphRiskFlag, RiskFlagStatus
 from evidence.models import Paragraph, ValidationReport
 from gates.policy import StoredScore, WhatIf
 from gates.whatif import ZoneReplay, stored_score, whatif_zones
@@ -242,6 +244,73 @@ def queue_zones(user: AnyUser) -> list[str]:
     scopes = scopes_of(user, REVIEW_ROLES)
     zones = Zone.objects.filter(zone_filter(scopes, "coordinate")).order_by("coordinate")
     return list(zones.values_list("coordinate", flat=True))
+
+
+# --- risk hotspots awaiting the user's review ----------------------------------------------
+
+
+RISK_LIMIT = 100  # open flags shown on the queue page, current crossings and highest first
+
+
+@dataclass(frozen=True, slots=True)
+class RiskFlagRow:
+    """An open risk flag as the queue shows it to the authority that reviews it."""
+
+    id: int
+    zone: str
+    key: str
+    label: str | None  # None once the node was deleted: the flag outlives it
+    node_type: str | None
+    share: float
+    threshold: float
+    review_by: str
+    flagged_at: datetime
+    above_threshold: bool  # False once the node fell below, or the threshold moved
+    explore_url: str | None
+
+
+def risk_flags_for_review(user: AnyUser, *, limit: int = RISK_LIMIT) -> list[RiskFlagRow]:
+    """Open risk flags whose review level lies in the user's reviewer or zone-admin scopes:
+    the parent level's authority sees its zones' hotspots; a reviewer of the zone alone does
+    not, and nobody sees a flag about their own person node (graph_services.may_resolve)."""
+    scopes = scopes_of(user, REVIEW_ROLES)
+    flags = list(
+        GraphRiskFlag.objects.filter(status=RiskFlagStatus.OPEN)
+        .filter(zone_filter(scopes, "review_by"))
+        .exclude(key=f"person:{user.get_username()}")
+        # Current crossings (no ended_at) first, then the heaviest concentration.
+        .order_by(F("ended_at").desc(nulls_first=True), "-share", "-created_at", "-pk")[:limit]
+    )
+    nodes = {
+        key: (node_type, label)
+        for key, node_type, label in GraphNode.objects.filter(
+            key__in=[f.key for f in flags]
+        ).values_list("key", "node_type", "label")
+    }
+    explorer = reverse("graph-explorer")
+    rows = []
+    for flag in flags:
+        node_type, label = nodes.get(flag.key, (None, None))
+        rows.append(
+            RiskFlagRow(
+                id=flag.pk,
+                zone=flag.zone,
+                key=flag.key,
+                label=label,
+                node_type=node_type,
+                share=flag.share,
+                threshold=flag.threshold,
+                review_by=flag.review_by,
+                flagged_at=flag.created_at,
+                above_threshold=flag.ended_at is None,
+                explore_url=(
+                    f"{explorer}?{urlencode({'zone': flag.zone, 'q': label})}"
+                    if label is not None
+                    else None
+                ),
+            )
+        )
+    return rows
 
 
 # --- a decision as the page shows it -------------------------------------------------------

@@ -13,6 +13,7 @@ urlpatterns = [
         views.decision_action,
         name="decision-action",
     ),
+    path("queue/risk-flags/<int:pk>/resolve/", views.risk_flag_resolve, name="risk-flag-resolve"),
     path("zones/", views.zone_tree, name="zone-tree-page"),
     path("zones/<str:coordinate>/", views.zone_edit, name="zone-edit"),
     path("zones/<str:coordinate>/preview/", views.zone_preview, name="zone-preview"),

@@ -31,6 +31,7 @@ from coordinates.selectors import effective_policy, policy_history
 from coordinates.services import policy_update, role_grant, role_revoke
 from decisions import services
 from decisions.models import Decision, Gate, State
+from evidence.graph_services import NOTE_LIMIT, graph_risk_resolve
 from gates import selectors
 from gates.forms import AuditFilterForm, GrantForm, PolicyForm
 from gates.models import SavedFilter
@@ -94,8 +95,37 @@ def queue(request: HttpRequest) -> HttpResponse:
             ("escalated", _("escalated")),
         ],
         saved=SavedFilter.objects.filter(user__pk=int(request.user.pk or 0)),
+        risk_flags=selectors.risk_flags_for_review(request.user),
+        note_limit=NOTE_LIMIT,
     )
     return render(request, "queue/queue.html", context)
+
+
+@require_POST
+@role_required(selectors.REVIEW_ROLES)
+def risk_flag_resolve(request: HttpRequest, pk: int) -> HttpResponse:
+    """Acknowledge or dismiss a risk hotspot from the queue page, with a note."""
+    action = request.POST.get("action", "")
+    try:
+        graph_risk_resolve(
+            flag_id=pk,
+            user=request.user,  # type: ignore[arg-type]  # login_required
+            action=action,
+            note=request.POST.get("note", ""),
+        )
+    except ApplicationError as error:
+        if error.status_code == 404:
+            raise Http404(error.message) from None
+        if error.status_code == 403:
+            raise PermissionDenied(error.message) from None
+        messages.error(request, error.message)
+        return redirect("queue")
+    done = {
+        "acknowledge": _("Risk flag %(id)s acknowledged."),
+        "dismiss": _("Risk flag %(id)s dismissed."),
+    }
+    messages.success(request, done[action] % {"id": pk})
+    return redirect("queue")
 
 
 @require_GET

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import os
 
-from django.core.asgi import get_asgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "maria.settings")
 
 # Django must be set up before anything imports models (the consumers do).
-django_asgi_app = get_asgi_application()
+django.setup(set_prefix=False)
+
+from maria.handlers import SyncChainASGIHandler  # noqa: E402
+
+django_asgi_app = SyncChainASGIHandler()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
@@ -27,3 +31,7 @@ application = ProtocolTypeRouter(
         ),
     }
 )
+
+from maria.startup import freeze_startup_objects  # noqa: E402
+
+freeze_startup_objects()

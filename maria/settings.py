@@ -93,6 +93,18 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;"}
     )
+elif env.int("DATABASE_POOL_MAX_SIZE", default=8) > 0:
+    # A pool of open connections per process (psycopg_pool through Django). Under ASGI each
+    # request runs in a thread of its own, so persistent connections would pile up, and
+    # opening one per request costs PostgreSQL a new backend process every time.
+    # DATABASE_POOL_MAX_SIZE=0 turns it off (for a pooler such as PgBouncer in front).
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps them: Django must not
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True  # the pool checks each one it lends
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": env.int("DATABASE_POOL_MAX_SIZE", default=8),
+        "timeout": env.float("DATABASE_POOL_TIMEOUT", default=10.0),
+    }
 else:
     DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
@@ -162,6 +174,12 @@ CELERY_BEAT_SCHEDULE = {
     "escalate-overdue": {"task": "decisions.tasks.escalate_overdue", "schedule": 60.0},
     # Pushes and webhooks whose sender died after commit.
     "sweep-outbox": {"task": "decisions.tasks.sweep_outbox", "schedule": 30.0},
+    # Risk flags for what no after-commit scan covers (document extraction, threshold edits,
+    # a scan task lost); zones whose graph and threshold are unchanged are skipped.
+    "graph-risk-scan": {"task": "evidence.tasks.scan_graph_risk", "schedule": 300.0},
+    # The knowledge graph following the trail, for any decision change whose request to
+    # follow was lost (decision changes ask for a run themselves).
+    "graph-follow-trail": {"task": "evidence.tasks.follow_trail", "schedule": 10.0},
 }
 # Deployments (and test runs) sharing one Redis keep apart by queue name.
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_TASK_DEFAULT_QUEUE", default="celery")

@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import math
 import random
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from decisions.chain import (
     GENESIS,
     REASON_ALTERED,
     REASON_RELINKED,
+    BatchChecker,
     ChainLink,
+    ChainVerdict,
     canonical_json,
     chain_hash,
     checkpoint_digest,
@@ -287,3 +291,294 @@ def test_a_broken_link_is_reported_before_the_checkpoint_is_compared() -> None:
 def test_checkpoint_seq_must_be_positive() -> None:
     with pytest.raises(ValueError, match="checkpoint_seq"):
         verify_against_checkpoint(_trail(3), 0, GENESIS)
+
+
+# --- BatchChecker: stored rows in batches, as the database fast path reads them -------------
+
+Row = tuple[Any, ...]
+ZONES = [f"G1.U1.P1.Z{n}".encode() for n in range(1, 5)]
+
+
+def _stored(chain: bytes, n: int) -> list[Row]:
+    """A chain's rows as stored: (chain, seq, prev_hash, hash, canonical), text as bytes."""
+    bodies = [
+        canonical_json({"chain": chain.decode(), "seq": i, "to": "approved", "note": "承認"})
+        for i in range(1, n + 1)
+    ]
+    return [
+        (chain, link.seq, link.prev_hash.encode(), link.hash.encode(), link.canonical)
+        for link in link_events(bodies)
+    ]
+
+
+def _interleaved(*chains: list[Row]) -> list[Row]:
+    """Equal-length chains, one row of each in turn (as zones append side by side)."""
+    return [row for rows in zip(*chains, strict=True) for row in rows]
+
+
+def _as_read(stored: list[Row], server_hashes: list[bool]) -> list[Row]:
+    """The rows as the checker gets them: the server sends sha256(prev_hash + canonical) of
+    the stored bytes instead of the body for some."""
+    rows: list[Row] = []
+    for (chain, seq, prev, stored_hash, body), by_server in zip(stored, server_hashes, strict=True):
+        if by_server:
+            digest = hashlib.sha256(prev + body).digest()
+            rows.append((chain, seq, prev, stored_hash, digest, None))
+        else:
+            rows.append((chain, seq, prev, stored_hash, None, body))
+    return rows
+
+
+def _feed(checker: BatchChecker, rows: list[Row], cuts: list[int]) -> None:
+    for start, end in itertools.pairwise([0, *sorted(set(cuts)), len(rows)]):
+        checker.feed(rows[start:end])
+
+
+def _reference(stored: list[Row]) -> dict[Any, tuple[ChainVerdict, list[str]]]:
+    """verify_chain over each chain's rows in the order they came, and the hashes it passed."""
+    links: dict[Any, list[ChainLink]] = {}
+    for chain, seq, prev, stored_hash, body in stored:
+        link = ChainLink(seq, prev.decode(), stored_hash.decode(), body)
+        links.setdefault(chain, []).append(link)
+    return {
+        chain: (verify_chain(chain_links), [link.hash for link in chain_links])
+        for chain, chain_links in links.items()
+    }
+
+
+def _tamper(stored: list[Row], how: str, at: int, flip: int) -> None:
+    """One edit that bypasses the triggers, at row `at` (text stays ASCII, as in the database)."""
+    index = at % len(stored)
+    chain, seq, prev, stored_hash, body = stored[index]
+    assert isinstance(prev, bytes)
+    assert isinstance(stored_hash, bytes)
+    assert isinstance(body, bytes)
+    if how == "body":
+        changed = bytearray(body)
+        changed[flip % len(changed)] ^= flip % 255 + 1
+        stored[index] = (chain, seq, prev, stored_hash, bytes(changed))
+    elif how in {"prev", "hash"}:
+        text = bytearray(prev if how == "prev" else stored_hash)
+        text[flip % 64] ^= flip % 127 + 1
+        if how == "prev":
+            stored[index] = (chain, seq, bytes(text), stored_hash, body)
+        else:
+            stored[index] = (chain, seq, prev, bytes(text), body)
+    elif how == "upper":
+        stored[index] = (chain, seq, prev, stored_hash.upper(), body)
+    elif how == "short_prev":  # the prev_hash's last character moved into the body
+        stored[index] = (chain, seq, prev[:-1], stored_hash, prev[-1:] + body)
+    elif how == "delete":
+        del stored[index]
+    elif how == "duplicate":
+        stored.insert(index, stored[index])
+    elif how == "swap" and index + 1 < len(stored):
+        stored[index], stored[index + 1] = stored[index + 1], stored[index]
+    elif how == "seq":
+        stored[index] = (chain, seq + 1 + flip % 3, prev, stored_hash, body)
+    elif how == "shift_hash" and index + 1 < len(stored):
+        # a hash's last character moved to the front of the next row's: joined, the column
+        # reads the same
+        after = stored[index + 1]
+        stored[index] = (chain, seq, prev, stored_hash[:-1], body)
+        stored[index + 1] = (*after[:3], stored_hash[-1:] + after[3], after[4])
+    elif how == "rehash":  # the body altered and its own hash recomputed: the next link breaks
+        forged = body + b" "
+        stored[index] = (chain, seq, prev, chain_hash(prev.decode(), forged).encode(), forged)
+    elif how in {"swap_contents", "renumber"}:
+        later = [i for i in range(index + 1, len(stored)) if stored[i][0] == chain]
+        if how == "renumber":  # the row deleted, the chain's later rows renumbered to close the gap
+            for i in later:
+                other = stored[i]
+                stored[i] = (other[0], other[1] - 1, *other[2:])
+            del stored[index]
+        elif later:  # two rows of a chain keep their seq and trade everything hashed
+            after = stored[later[0]]
+            stored[index] = (chain, seq, *after[2:])
+            stored[later[0]] = (chain, after[1], prev, stored_hash, body)
+
+
+@st.composite
+def stored_trails(draw: st.DrawFn) -> tuple[list[Row], dict[bytes, int]]:
+    """Up to four chains interleaved in one arrival order, a checkpoint seq for some."""
+    lengths = draw(st.lists(st.integers(0, 25), min_size=1, max_size=4))
+    queues = [_stored(ZONES[i], n) for i, n in enumerate(lengths)]
+    picks = draw(st.permutations([i for i, n in enumerate(lengths) for _ in range(n)]))
+    stored = [queues[i].pop(0) for i in picks]
+    checkpoints = {
+        ZONES[i]: draw(st.integers(1, n + 2)) for i, n in enumerate(lengths) if draw(st.booleans())
+    }
+    return stored, checkpoints
+
+
+TAMPERINGS = [
+    "body",
+    "prev",
+    "hash",
+    "upper",
+    "short_prev",
+    "delete",
+    "duplicate",
+    "swap",
+    "seq",
+    "rehash",
+    "swap_contents",
+    "renumber",
+    "shift_hash",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    stored_trails(),
+    st.lists(
+        st.tuples(st.sampled_from(TAMPERINGS), st.integers(0, 10_000), st.integers(0, 10_000)),
+        max_size=2,
+    ),
+    st.data(),
+)
+def test_the_batch_checker_fails_exactly_the_chains_verify_chain_fails(
+    trail: tuple[list[Row], dict[bytes, int]],
+    tamperings: list[tuple[str, int, int]],
+    data: st.DataObject,
+) -> None:
+    # given interleaved chains, some rows tampered with, some hashed by the server, cut into
+    # batches anywhere
+    stored, checkpoints = trail
+    for how, at, flip in tamperings:
+        if stored:
+            _tamper(stored, how, at, flip)
+    server_hashes = data.draw(st.lists(st.booleans(), min_size=len(stored), max_size=len(stored)))
+    cuts = data.draw(st.lists(st.integers(0, len(stored)), max_size=4))
+    digest_all = data.draw(st.booleans())
+    _agrees_with_the_reference(stored, checkpoints, server_hashes, cuts, digest_all=digest_all)
+
+
+@pytest.mark.parametrize("how", TAMPERINGS)
+@pytest.mark.parametrize("server", ["none", "all", "every other"])
+@pytest.mark.parametrize("cuts", [[], [7, 16, 17, 33]], ids=["one batch", "five batches"])
+def test_the_batch_checker_agrees_with_verify_chain_on_each_tampering(
+    how: str, server: str, cuts: list[int]
+) -> None:
+    # given two chains side by side, one edit at the first's 9th event ("swap" trades it with
+    # the second chain's 9th, which leaves both intact: chains may interleave in any order)
+    stored = _interleaved(_stored(ZONES[0], 20), _stored(ZONES[1], 20))
+    _tamper(stored, how, 16, 5)
+    assert _reference(stored)[ZONES[0]][0].intact is (how == "swap")
+    server_hashes = [server == "all" or (server == "every other" and i % 2 == 0) for i in range(50)]
+    _agrees_with_the_reference(
+        stored, {ZONES[0]: 20}, server_hashes[: len(stored)], cuts, digest_all=True
+    )
+
+
+def _agrees_with_the_reference(
+    stored: list[Row],
+    checkpoints: dict[bytes, int],
+    server_hashes: list[bool],
+    cuts: list[int],
+    *,
+    digest_all: bool,
+) -> None:
+    # when the checker reads them
+    checker = BatchChecker(checkpoints, digest_all=digest_all)
+    _feed(checker, _as_read(stored, server_hashes), cuts)
+    # then it fails exactly the chains the reference walk fails, and agrees on the others
+    reference = _reference(stored)
+    assert set(checker.chains) == set(reference)
+    for chain, (verdict, hashes) in reference.items():
+        progress = checker.chains[chain]
+        assert progress.failed is not verdict.intact
+        if not verdict.intact:
+            continue
+        assert progress.head_seq == (verdict.head_seq or 0)
+        assert progress.prev.decode() == verdict.head_hash
+        checkpoint_seq = checkpoints.get(chain, 0)
+        if digest_all or checkpoint_seq:
+            assert progress.digest.hexdigest() == checkpoint_digest(hashes)
+        else:
+            assert progress.digest is None
+        if checkpoint_seq and checkpoint_seq <= len(hashes):
+            assert progress.checkpoint_digest == checkpoint_digest(hashes[:checkpoint_seq])
+        else:
+            assert progress.checkpoint_digest is None
+
+
+def test_an_intact_trail_is_checked_a_whole_batch_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # given three chains interleaved, half the rows hashed by the server, a checkpoint in the
+    # middle of a batch
+    stored = _interleaved(*(_stored(zone, 40) for zone in ZONES[:3]))
+    rows = _as_read(stored, [i % 2 == 0 for i in range(len(stored))])
+    checker = BatchChecker({ZONES[0]: 17}, digest_all=True)
+    # when it is read in batches, the row by row walk refused
+    monkeypatch.setattr(BatchChecker, "_feed_rows", lambda self, rows: pytest.fail("row by row"))
+    _feed(checker, rows, [25, 50, 100])
+    # then every chain is intact at its head, with both digests
+    hashes = [row[3].decode() for row in stored if row[0] == ZONES[0]]
+    first = checker.chains[ZONES[0]]
+    assert (first.failed, first.head_seq, first.prev.decode()) == (False, 40, hashes[-1])
+    assert first.checkpoint_digest == checkpoint_digest(hashes[:17])
+    assert first.digest.hexdigest() == checkpoint_digest(hashes)
+    assert not any(progress.failed for progress in checker.chains.values())
+
+
+def test_a_broken_chain_leaves_the_other_chains_to_the_whole_batch_check(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # given two interleaved chains, the second's body altered at its 5th event
+    stored = _interleaved(*(_stored(zone, 30) for zone in ZONES[:2]))
+    _tamper(stored, "body", 9, 3)
+    walked: list[int] = []
+    feed_rows = BatchChecker._feed_rows
+
+    def spy(self: BatchChecker, rows: list[Row]) -> None:
+        walked.append(len(rows))
+        feed_rows(self, rows)
+
+    monkeypatch.setattr(BatchChecker, "_feed_rows", spy)
+    checker = BatchChecker({}, digest_all=False)
+    # when it is read in batches of 10 rows
+    _feed(checker, _as_read(stored, [False] * len(stored)), list(range(10, 60, 10)))
+    # then only the batch with the altered row was walked row by row, and only that chain failed
+    assert walked == [10]
+    assert checker.chains[ZONES[1]].failed
+    assert not checker.chains[ZONES[0]].failed
+    assert checker.chains[ZONES[0]].head_seq == 30
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        (1, None),  # seq
+        (2, None),  # prev_hash
+        (3, None),  # hash
+        (5, None),  # canonical, and no digest either
+        (2, "0" * 64),  # text that was not read as bytes
+        (4, b"\x00" * 32),  # a digest that is not the body's
+        (4, b"\x00" * 31),  # a digest of the wrong size
+        (4, "shifted"),  # the digest's last byte moved to the front of the next row's
+    ],
+)
+def test_a_null_or_mistyped_value_fails_its_chain_only(column: int, value: object) -> None:
+    stored = _interleaved(_stored(ZONES[0], 5), _stored(ZONES[1], 5))
+    rows = _as_read(stored, [False] * len(stored))
+    row = list(rows[4])  # ZONES[0], seq 3
+    if value == "shifted":
+        rows = _as_read(stored, [True] * len(stored))
+        row, after = list(rows[4]), list(rows[5])
+        row[4], after[4] = row[4][:-1], row[4][-1:] + after[4]
+        rows[5] = tuple(after)
+    else:
+        row[column] = value
+        if column == 4:
+            row[5] = None
+    rows[4] = tuple(row)
+    checker = BatchChecker({}, digest_all=False)
+    checker.feed(rows)
+    assert checker.chains[ZONES[0]].failed
+    if value == "shifted":  # the next row, ZONES[1]'s seq 3, has a 33-byte digest
+        assert checker.chains[ZONES[1]].failed
+    else:
+        assert not checker.chains[ZONES[1]].failed
+        assert checker.chains[ZONES[1]].head_seq == 5

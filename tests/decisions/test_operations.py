@@ -84,6 +84,10 @@ def test_metrics_count_waiting_decisions_per_zone_and_graded_decisions_per_gate(
     count_before = value(before, "maria_validation_seconds_count") or 0.0
     assert value(samples, "maria_validation_seconds_count") == count_before + 3
     assert value(samples, "maria_validation_seconds_bucket", le="+Inf") == count_before + 3
+    # and a validation task delivered again for a judged decision observes nothing more
+    judged = Decision.objects.get(pk=waiting[0])
+    tasks.validate_decision.apply(args=(judged.pk, judged.bundle.content_hash))
+    assert value(scrape(), "maria_validation_seconds_count") == count_before + 3
 
     # when a reviewer approves one of the waiting answers
     with django_capture_on_commit_callbacks(execute=True):

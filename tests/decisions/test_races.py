@@ -158,3 +158,52 @@ def test_twenty_concurrent_submissions_with_one_key_make_one_decision(
     assert kinds(decision.pk).count("decision.proposed") == 1
     assert kinds(decision.pk).count("decision.validated") == 1
     assert decision.state == "completed"
+
+
+def test_a_key_whose_first_request_is_still_running_is_told_409_at_once(
+    policy_doc: Any, set_policy: Callable[..., Any], agent_client: Callable[[str], APIClient]
+) -> None:
+    import psycopg
+    from django.db import connection
+
+    from decisions.models import Decision as Made
+
+    set_policy(tau=0.3, refusal_floor=0.2, floor=0.05)
+    client = agent_client(AGENT)
+    body = {
+        "question": "Who approves large travel expenses?",
+        "answer": GOOD,
+        "zone": ZONE,
+        "agent": AGENT,
+        "claims": [{"text": GOOD, "citations": [cite(policy_doc)]}],
+    }
+    user_id = client.post(
+        "/api/v1/decisions/", body, format="json", HTTP_IDEMPOTENCY_KEY="warm-up"
+    ).json()["id"]
+    user_pk = Made.objects.get(pk=user_id).proposed_by_id
+    # given a first request with the key, still in its transaction (another connection),
+    # holding what such a request holds: the key and the zone's trail lock
+    settings = connection.settings_dict
+    dsn = (
+        f"host={settings['HOST'] or 'localhost'} port={settings['PORT'] or 5432} "
+        f"dbname={settings['NAME']} user={settings['USER']}"
+    )
+    with psycopg.connect(dsn) as first:
+        first.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"{user_pk}:answer-8"]
+        )
+        first.execute("SELECT 1 FROM decisions_trailhead WHERE chain = %s FOR UPDATE", [ZONE])
+        with connection.cursor() as cursor:  # a request queued behind the zone lock fails
+            cursor.execute("SET lock_timeout = '5s'")
+        # when a second request with that key arrives
+        second = client.post(
+            "/api/v1/decisions/", body, format="json", HTTP_IDEMPOTENCY_KEY="answer-8"
+        )
+        # then it is told to come back, and nothing was written for it
+        assert second.status_code == 409, second.json()
+        assert "still being processed" in second.json()["error"]["message"]
+        assert not Made.objects.filter(idempotency_key="answer-8").exists()
+        first.rollback()
+    # and once the first has ended, the key is free
+    third = client.post("/api/v1/decisions/", body, format="json", HTTP_IDEMPOTENCY_KEY="answer-8")
+    assert third.status_code == 201, third.json()

@@ -5,6 +5,7 @@ exact event."""
 from __future__ import annotations
 
 import io
+import itertools
 import json
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -128,6 +129,50 @@ def test_an_event_rolls_back_with_the_change_it_records() -> None:
     assert not TrailHead.objects.filter(chain=ZONE, seq__gt=0).exists()
     # and the next append starts the chain at 1
     assert trail.append(kind="test.a", chain=ZONE, actor="system", payload={}).seq == 1
+
+
+def test_a_held_chain_writes_a_change_s_events_together_and_they_verify() -> None:
+    # given one event before, then a change that holds the chain and appends three, with an
+    # append to another chain in between
+    trail.append(kind="test.a", chain=ZONE, actor="system", payload={})
+    with transaction.atomic(), trail.holding(ZONE):
+        held = [
+            trail.append(kind="test.b", chain=ZONE, actor="ann", payload={"i": i}) for i in range(3)
+        ]
+        other = trail.append(kind="test.c", chain=OTHER, actor="system", payload={})
+        # nothing of the held chain is written (nor linked) before the change's block ends
+        assert DecisionEvent.objects.filter(chain=ZONE).count() == 1
+        assert held[0].hash == ""
+        assert other.pk is not None
+    # then they follow the earlier event in order, linked, and the head moved to the last
+    stored = list(DecisionEvent.objects.filter(chain=ZONE).order_by("seq"))
+    assert [e.seq for e in stored] == [1, 2, 3, 4]
+    assert [e.hash for e in stored[1:]] == [e.hash for e in held]
+    assert all(b.prev_hash == a.hash for a, b in itertools.pairwise(stored))
+    head = TrailHead.objects.get(chain=ZONE)
+    assert (head.seq, head.hash) == (4, held[-1].hash)
+    # and the trail verifies, the next plain append continuing the chain
+    assert trail.append(kind="test.d", chain=ZONE, actor="system", payload={}).seq == 5
+    assert verify()[0] == 0
+
+
+def test_a_held_change_that_fails_writes_none_of_its_events() -> None:
+    trail.append(kind="test.a", chain=ZONE, actor="system", payload={})
+
+    def change_that_fails() -> None:
+        with transaction.atomic(), trail.holding(ZONE):
+            trail.append(kind="test.b", chain=ZONE, actor="system", payload={})
+            raise RuntimeError("the state change failed")
+
+    with pytest.raises(RuntimeError):
+        change_that_fails()
+    assert list(DecisionEvent.objects.values_list("seq", flat=True)) == [1]
+    assert TrailHead.objects.get(chain=ZONE).seq == 1
+    # and nothing is left held: the next change starts from the stored head
+    with transaction.atomic(), trail.holding(ZONE):
+        appended = trail.append(kind="test.c", chain=ZONE, actor="system", payload={})
+    assert appended.seq == 2
+    assert verify()[0] == 0
 
 
 @pytest.mark.parametrize(

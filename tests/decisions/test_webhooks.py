@@ -123,9 +123,11 @@ def test_a_failing_receiver_is_retried_with_backoff_and_then_the_decision_fails(
     assert kinds(decision_id)[-3:] == [*RELEASED, "decision.failed"]
     failed = DecisionEvent.objects.get(decision_id=decision_id, kind="decision.failed")
     assert failed.reason == "webhook: the receiver answered 500"
-    # and the outbox row is settled, not left for the sweep to send again
+    # and the outbox row is settled, not left for the sweep to send again, with the error
+    # that ended it for the operator to read
     row = Outbox.objects.get(decision_id=decision_id, kind="webhook")
     assert (row.sent_at is not None, row.attempts) == (True, 3)
+    assert row.last_error == "the receiver answered 500"
 
 
 @pytest.mark.parametrize("receiver", [(503, 204)], indirect=True)

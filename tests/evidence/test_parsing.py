@@ -16,12 +16,14 @@ from hypothesis import strategies as st
 from evidence import parsing
 from evidence.parsing import (
     MAX_DOCUMENT_BYTES,
+    MAX_MARKDOWN_WORK,
     MAX_PARAGRAPH_CHARS,
     DocumentError,
     DocumentTooLarge,
     ParsedDocument,
     content_hash,
     detect_format,
+    markdown_work,
     parse_document,
 )
 
@@ -773,6 +775,72 @@ def test_too_many_paragraphs_is_too_large(monkeypatch: pytest.MonkeyPatch) -> No
 
     with pytest.raises(DocumentTooLarge, match="more than 3 paragraphs"):
         parse_document("a.\n\nb.\n\nc.\n\nd.", format="text")
+
+
+# --- Markdown work bound -----------------------------------------------------------------------
+
+
+def _refused_before_parsing(monkeypatch: pytest.MonkeyPatch, raw: str) -> DocumentTooLarge:
+    """Parse `raw` as Markdown with markdown-it forbidden: it must be refused before it."""
+
+    def no_parser() -> None:
+        raise AssertionError("markdown-it was started on a document over the work limit")
+
+    monkeypatch.setattr(parsing, "_markdown", no_parser)
+    with pytest.raises(DocumentTooLarge) as error:
+        parse_document(raw, format="markdown")
+    return error.value
+
+
+def test_a_hostile_run_of_markup_is_refused_before_markdown_it_sees_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 5 MB of `*[_` runs (markdown-it needed about two minutes for it)
+    raw = "".join("*[_" if i % 50 else "\n\n" for i in range(MAX_DOCUMENT_BYTES // 3))
+
+    error = _refused_before_parsing(monkeypatch, raw)
+
+    assert f"the limit is {MAX_MARKDOWN_WORK:,}" in error.message
+    assert "plain text or HTML" in error.message
+    assert error.field == "text"
+
+
+def test_lines_inside_deep_quotes_count_once_per_level(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A quote nested past markdown-it's limit, then lazy lines that every level re-checks:
+    # few markup characters, but each line costs the parser 20 steps.
+    lines = MAX_MARKDOWN_WORK // 20
+    raw = ">" * 1000 + " a\n" + "a\n" * lines
+
+    assert markdown_work(raw) > MAX_MARKDOWN_WORK > lines + 1000
+    _refused_before_parsing(monkeypatch, raw)
+
+
+@pytest.mark.parametrize(
+    ("source", "work"),
+    [
+        ("Plain prose, no markup at all.", 1),
+        ("**Bold** and [a link](x).", 4 + 2 + 1),  # * * * * [ ] and one line
+        ("a\nb\n\nc", 4),
+        ("> quoted\nlazy line", 2 + 2 + 1),  # > counts; both lines sit at depth 1
+        ("- item\n  - nested\n    text", (1 + 1) + (1 + 2) + (1 + 2)),  # depth: indent // 2 + 1
+        (">" * 30 + " deep", 30 + 1 + 20),  # depth capped at markdown-it's nesting limit
+    ],
+)
+def test_markdown_work_counts_markup_and_lines_times_their_depth(source: str, work: int) -> None:
+    assert markdown_work(source) == work
+
+
+def test_markdown_just_under_the_work_limit_is_parsed_and_the_same_text_as_text_always() -> None:
+    unit = "Item **7** of [the list](https://x.example).\n\n"  # 6 markup, 2 lines
+    raw = unit * ((MAX_MARKDOWN_WORK - 1) // 8)
+    assert MAX_MARKDOWN_WORK - 10 < markdown_work(raw) <= MAX_MARKDOWN_WORK
+
+    document = parse_document(raw, format="markdown")
+
+    assert document.paragraphs[0].text == "Item 7 of the list."
+    with pytest.raises(DocumentTooLarge):
+        parse_document(raw + unit * 10, format="markdown")
+    assert parse_document(raw + unit * 10, format="text").format == "text"
 
 
 # --- HTML and Markdown edge cases ---------------------------------------------------------------

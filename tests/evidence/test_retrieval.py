@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 
@@ -153,6 +154,102 @@ def test_bm25_refuses_variants_that_score_non_matching_paragraphs() -> None:
 def test_bm25_needs_as_many_texts_as_ids() -> None:
     with pytest.raises(ValueError, match="ids"):
         BM25Index(["a", "b"], ["only one"])
+
+
+# --- BM25 that grows without a rebuild -------------------------------------------------
+
+
+@st.composite
+def growing_corpus(draw: st.DrawFn) -> tuple[list[list[str]], list[int]]:
+    """Paragraphs of a small vocabulary, and where the base ends and each later batch ends."""
+    n_vocab = draw(st.sampled_from([3, 10, 40]))
+    vocabulary = st.sampled_from([f"t{i}" for i in range(n_vocab)])
+    corpus = draw(st.lists(st.lists(vocabulary, max_size=12), min_size=1, max_size=30))
+    cuts = sorted(draw(st.lists(st.integers(0, len(corpus)), min_size=1, max_size=3)))
+    return corpus, cuts
+
+
+def grown_index(corpus: list[list[str]], cuts: list[int], method: str = "lucene") -> BM25Index:
+    """Built on corpus[:cuts[0]], then grown batch by batch up to the whole corpus."""
+    bounds = [*cuts, len(corpus)]
+    index = BM25Index(list(range(bounds[0])), tokens=corpus[: bounds[0]], method=method)
+    for start, end in itertools.pairwise(bounds):
+        index = index.added(list(range(start, end)), tokens=corpus[start:end])
+    return index
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    growing_corpus(), st.lists(st.sampled_from(["t0", "t1", "t2", "t5", "t9", "t33"]), max_size=4)
+)
+def test_added_paragraphs_score_as_in_a_full_build_and_the_base_as_built(
+    grown: tuple[list[list[str]], list[int]], query: list[str]
+) -> None:
+    # Given a base and the paragraphs added to it since
+    corpus, cuts = grown
+    index = grown_index(corpus, cuts)
+    base = cuts[0]
+    # When it scores a query
+    scores = index.scores_for_tokens(query)
+    # Then the added paragraphs score what BM25 over the whole corpus gives them, the base
+    # what BM25 over the base gave them, and a rebuild gives every paragraph its full score
+    np.testing.assert_allclose(
+        scores[base:], brute_force_bm25(corpus, query)[base:], rtol=1e-5, atol=1e-6
+    )
+    if base:
+        np.testing.assert_allclose(
+            scores[:base], brute_force_bm25(corpus[:base], query), rtol=1e-5, atol=1e-6
+        )
+    rebuilt = index.rebuilt()
+    assert rebuilt.ids == index.ids
+    assert rebuilt.tail_size == 0
+    np.testing.assert_allclose(
+        rebuilt.scores_for_tokens(query), brute_force_bm25(corpus, query), rtol=1e-5, atol=1e-6
+    )
+
+
+@pytest.mark.parametrize("method", ["lucene", "robertson", "atire"])
+def test_added_paragraphs_score_as_bm25s_scores_them_in_every_variant(method: str) -> None:
+    corpus = [tokenize(t) for t in TEXTS]
+    full = BM25Index(IDS, tokens=corpus, method=method)
+    grown = grown_index(corpus, [3, 5], method=method)
+    for query in ("予算の承認", "budget approved by the board", "契約 legal review"):
+        expected = full.scores(query)
+        np.testing.assert_allclose(grown.scores(query)[3:], expected[3:], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(grown.rebuilt().scores(query), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_added_paragraphs_are_found_and_masked_like_the_others(bm25: BM25Index) -> None:
+    grown = bm25.added(["p-new"], ["Quarterly travel budgets are approved by the board."])
+
+    assert "p-new" in grown.search("travel budget approved").ids
+    assert "p-new" not in bm25.search("travel budget approved").ids  # the original is unchanged
+    mask = np.array([pid != "p-new" for pid in grown.ids])
+    assert "p-new" not in grown.search("travel budget approved", mask=mask).ids
+    assert grown.search("quarterly").ids == ["p-new"]  # a term the base never saw
+
+
+def test_an_index_refuses_a_paragraph_it_already_holds(bm25: BM25Index) -> None:
+    with pytest.raises(ValueError, match="already indexed"):
+        bm25.added(["p-en-budget"], ["Budget."])
+
+
+def test_a_rebuilt_base_takes_over_with_what_was_added_meanwhile() -> None:
+    # Given an index rebuilt from a snapshot, while two more paragraphs arrived
+    corpus = [tokenize(t) for t in TEXTS]
+    snapshot = grown_index(corpus[:4], [2])
+    rebuilt = snapshot.rebuilt()
+    later = snapshot.added(IDS[4:6], tokens=corpus[4:6])
+    # When the rebuild is put under the later index
+    rebased = later.rebased(rebuilt)
+    # Then it holds the same paragraphs, scored as the rebuild grown by the newer ones
+    assert rebased.ids == list(range(4)) + IDS[4:6]
+    assert rebased.tail_size == 2
+    expected = rebuilt.added(IDS[4:6], tokens=corpus[4:6])
+    for query in ("予算の承認", "contracts legal review"):
+        np.testing.assert_allclose(rebased.scores(query), expected.scores(query), rtol=1e-6)
+    with pytest.raises(ValueError, match="rebuild"):
+        rebuilt.rebased(later.rebuilt())  # not a prefix of it
 
 
 # --- dense ------------------------------------------------------------------------------

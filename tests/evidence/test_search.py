@@ -16,7 +16,7 @@ from evidence import search as search_module
 from evidence.models import Paragraph
 from evidence.retrieval import HybridHit
 from evidence.search import corpus, search_paragraphs
-from evidence.services import document_ingest, embedder
+from evidence.services import document_ingest, embedder, version_embed
 from evidence.text import tokenize
 from tests.samples import CONTRACT_JA, POLICY_EN
 
@@ -249,6 +249,103 @@ def test_a_search_inside_a_rolled_back_transaction_leaves_no_stale_index(
     assert all(hit.bm25 is None for hit in search("zebra crossings"))
 
 
+# --- growing the in-memory index without a reload ----------------------------------------
+# Transactional: on SQLite only a corpus read from committed rows can be extended (a
+# rolled-back insert's id comes back there), so these tests commit as production does.
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_new_document_is_added_to_the_loaded_index_not_reloaded(
+    store: None, ingest: Callable[..., Any]
+) -> None:
+    # Given a process that has loaded its index
+    search("expenses")
+    loaded = corpus()
+    # When one document is ingested
+    version = ingest(
+        "Ethics\n\nReport fraud through the whistleblower hotline.\n\nGifts are declared.\n",
+        zone="G1.U1.P1.Z2",
+    ).version
+    # Then the next search indexes only its two paragraphs, on top of the same BM25 base
+    hits = search("whistleblower hotline for reporting fraud")
+    grown = corpus()
+    assert grown.generation > loaded.generation
+    assert grown.sparse.bm25 is loaded.sparse.bm25  # bm25s's matrix was not built again
+    assert grown.sparse.tail_size == loaded.sparse.tail_size + 2
+    new_ids = set(version.paragraphs.values_list("id", flat=True))
+    assert set(grown.ids[-2:].tolist()) == new_ids
+    # And finds the new paragraph by both legs, first
+    assert hits[0].id in new_ids
+    assert hits[0].bm25 is not None
+    assert hits[0].cosine is not None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_new_version_replaces_the_old_one_in_the_loaded_index(
+    org: Any, ingest: Callable[..., Any]
+) -> None:
+    # Given a policy that a search has loaded
+    first = ingest(POLICY_EN, key="travel").version
+    assert "30 days" in top_text("reimbursed within days of submission")
+    loaded = corpus()
+    # When a new version supersedes it
+    second = ingest(POLICY_EN.replace("30 days", "14 days"), key="travel").version
+    # Then, without a reload, only the new version answers
+    hits = search("reimbursed within days of submission", k=50)
+    assert corpus().sparse.bm25 is loaded.sparse.bm25
+    assert {p.version_id for p in paragraphs_of(hits)} == {second.pk}
+    # And the old one still answers whoever asks for superseded text
+    with_old = paragraphs_of(search("reimbursed within 30 days", k=50, include_superseded=True))
+    assert {p.version_id for p in with_old} == {first.pk, second.pk}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_paragraph_embedded_after_it_was_indexed_reaches_the_dense_leg(
+    store: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a document indexed before its embedding task ran
+    monkeypatch.setattr("evidence.services._schedule_version_tasks", lambda version_id: None)
+    version = document_ingest(
+        zone=zone_get(parse("G1.U1.P1.Z1")),
+        raw="Gifts\n\nGifts from suppliers must be declared to compliance.\n",
+        kind="policy",
+        status="approved",
+    ).version
+    (waiting,) = [hit for hit in search("gifts from suppliers") if hit.bm25 and not hit.cosine]
+    loaded = corpus()
+    # When the embedding task runs
+    version_embed(version_id=version.pk)
+    # Then the next search scores it by cosine too, still on the same BM25 base
+    (embedded,) = [hit for hit in search("gifts from suppliers") if hit.id == waiting.id]
+    assert embedded.cosine == pytest.approx(exact_cosines("gifts from suppliers")[waiting.id])
+    assert corpus().sparse.bm25 is loaded.sparse.bm25
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_big_tail_is_rebuilt_in_the_background_with_the_same_answers(
+    store: None, ingest: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given an index whose tail is rebuilt as soon as it holds anything
+    search("expenses")
+    monkeypatch.setattr(search_module, "REBUILD_TAIL_ROWS", 0)
+    monkeypatch.setattr(search_module, "REBUILD_TAIL_SHARE", 0.0)
+    ingest("Ethics\n\nReport fraud through the whistleblower hotline.\n", zone="G1.U1.P1.Z2")
+    query = "whistleblower hotline approval of expenses"
+    before = search(query, k=50)
+    # When the background rebuild has finished
+    assert search_module.wait_for_rebuild(timeout=60)
+    rebuilt = corpus()
+    # Then the same paragraphs are indexed, with no tail, in the same order
+    assert rebuilt.sparse.tail_size == 0
+    after = search(query, k=50)
+    assert [hit.id for hit in after] == [hit.id for hit in before]
+    # And the BM25 scores are those of an index built from scratch
+    fresh = search_module._load(rebuilt.generation, rebuilt.stamp)
+    expected = dict(zip(fresh.ids.tolist(), fresh.sparse.scores(query).tolist(), strict=True))
+    for hit in after:
+        assert (hit.bm25 or 0.0) == pytest.approx(expected[hit.id], rel=1e-6)
+
+
 # --- fusion weights -----------------------------------------------------------------------
 
 
@@ -310,30 +407,34 @@ def test_fused_scores_are_the_weighted_sum_of_the_legs(
 # --- PostgreSQL: HNSW index scan, or an exact scan for small scopes -----------------------
 
 
-def dense_statements(query: str, scopes: list[str] | None) -> list[tuple[str, Any]]:
-    """The statements a search sends for its dense leg: its settings, then the query."""
+def dense_statement(query: str, scopes: list[str] | None) -> tuple[str, Any]:
+    """The one statement a search sends for its dense leg (settings and query together)."""
     statements: list[tuple[str, Any]] = []
 
     def record(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
-        if "set_config" in sql or "<=>" in sql:
-            statements.append((sql, params))
+        statements.append((sql, params))
         return execute(sql, params, many, context)
 
+    search(query, scopes)  # the corpus is loaded: what follows is the search alone
     with connection.execute_wrapper(record):
         search(query, scopes)
-    assert sum("<=>" in sql for sql, _ in statements) == 1
-    return statements
+    dense = [(sql, params) for sql, params in statements if "<=>" in sql]
+    assert len(dense) == 1, statements
+    assert not any("set_config" in sql for sql, _ in statements if "<=>" not in sql)
+    return dense[0]
 
 
-def plan_of(statements: list[tuple[str, Any]], *settings: str) -> str:
-    """EXPLAIN of the dense query under the search's own settings plus `settings`."""
-    *setup, (sql, params) = statements
+def plan_of(statement: tuple[str, Any], *settings: str) -> str:
+    """EXPLAIN of the dense query under the settings sent with it, plus `settings`."""
+    sql, params = statement
+    setup, _, query = sql.rpartition("; ")
+    n_setup = setup.count("%s")
     with transaction.atomic(), connection.cursor() as cursor:
-        for statement, arguments in setup:
-            cursor.execute(statement, arguments)
-        for statement in settings:
-            cursor.execute(statement)
-        cursor.execute("EXPLAIN " + sql, params)
+        if setup:
+            cursor.execute(setup, params[:n_setup])
+        for extra in settings:
+            cursor.execute(extra)
+        cursor.execute("EXPLAIN " + query, params[n_setup:])
         return "\n".join(row[0] for row in cursor.fetchall())
 
 
@@ -344,12 +445,12 @@ def test_past_the_exact_scan_limit_the_dense_query_is_an_hnsw_index_scan(
 ) -> None:
     # Given a scope larger than what the dense leg scans exactly
     monkeypatch.setattr(search_module, "EXACT_MAX_ROWS", 0)
-    statements = dense_statements("委託料の支払期日", scopes)
+    statement = dense_statement("委託料の支払期日", scopes)
     # When PostgreSQL plans the query it sends. On a dozen rows the planner rightly prefers
     # sorting them all (it picks HNSW by itself at 100,000, see bench/bench_retrieval_pg.py),
     # so sorting is priced out: the only plan left that yields rows in distance order is an
     # HNSW scan, and only if the query is written so that the index can answer it.
-    plan = plan_of(statements, "SET LOCAL enable_sort = off", "SET LOCAL enable_seqscan = off")
+    plan = plan_of(statement, "SET LOCAL enable_sort = off", "SET LOCAL enable_seqscan = off")
     # Then it scans the HNSW index, with the zone and currency filters applied on the way
     assert "Index Scan using paragraph_embedding_hnsw" in plan, plan
     assert "Sort" not in plan, plan
@@ -357,6 +458,20 @@ def test_past_the_exact_scan_limit_the_dense_query_is_an_hnsw_index_scan(
 
 @pytest.mark.postgres
 def test_a_small_scope_is_searched_exactly_without_the_hnsw_index(store: None) -> None:
-    plan = plan_of(dense_statements("委託料の支払期日", ["G1.U1.P1.Z2"]))
+    plan = plan_of(dense_statement("委託料の支払期日", ["G1.U1.P1.Z2"]))
     assert "paragraph_embedding_hnsw" not in plan, plan
     assert "Sort" in plan, plan  # every candidate scored, the best kept
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("exact_scan_limit", [0, search_module.EXACT_MAX_ROWS])
+def test_the_dense_leg_changes_no_setting_beyond_hnsw_scans(
+    store: None, exact_scan_limit: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a search inside a transaction of the caller's, by HNSW (limit 0) or exactly
+    monkeypatch.setattr(search_module, "EXACT_MAX_ROWS", exact_scan_limit)
+    with transaction.atomic(), connection.cursor() as cursor:
+        assert search("委託料の支払期日", ["G1.U1.P1.Z2"])
+        # Then the rest of that transaction still plans with index scans and sorts
+        cursor.execute("SELECT current_setting('enable_indexscan'), current_setting('enable_sort')")
+        assert cursor.fetchone() == ("on", "on")

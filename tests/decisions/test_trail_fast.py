@@ -1,0 +1,218 @@
+"""The PostgreSQL fast path of `verify_trail`: the server hashes its share of the events, this
+process the rest, batches are checked whole; every tampering still gets the reference walk's
+verdict, whatever the share and wherever the batches are cut."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from django.db import connection
+
+from decisions import trail
+from decisions.chain import BatchChecker
+from decisions.models import DecisionEvent, TrailHead
+from tests.decisions.test_trail import OTHER, ZONE, _relink, event, fill
+from tests.decisions.test_trail_bypass import triggers_bypassed
+
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
+
+
+@pytest.fixture(
+    params=[(0, 5000, True), (3, 5000, True), (3, 4, True), (8, 5, True), (3, 4, False)],
+    ids=[
+        "all hashed here",
+        "3 in 8 by the server",
+        "3 in 8, batches of 4",
+        "all by the server",
+        "server-side cursor, batches of 4",
+    ],
+)
+def fast_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The share of events the server hashes, the rows per batch, and whether the rows are
+    streamed (libpq 17+) or fetched from a server-side cursor."""
+    eighths, rows, streamed = request.param
+    monkeypatch.setattr(trail, "_SERVER_EIGHTHS", eighths)
+    monkeypatch.setattr(trail, "_FAST_BATCH", rows)
+    if not streamed:
+        monkeypatch.setattr(psycopg.capabilities, "has_stream_chunked", lambda: False)
+
+
+@pytest.fixture
+def fed(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
+    """Every row the fast path hands to the checker."""
+    rows: list[tuple[Any, ...]] = []
+    feed = BatchChecker.feed
+
+    def spy(self: BatchChecker, batch: list[tuple[Any, ...]]) -> None:
+        rows.extend(batch)
+        feed(self, batch)
+
+    monkeypatch.setattr(BatchChecker, "feed", spy)
+    return rows
+
+
+def _tamperings() -> Iterator[tuple[str, Callable[[], None]]]:
+    def flip() -> None:
+        target = event(ZONE, 7)
+        body = bytes(target.canonical).replace(b"step", b"stop", 1)
+        DecisionEvent.objects.filter(pk=target.pk).update(canonical=body)
+
+    def hash_column() -> None:
+        DecisionEvent.objects.filter(chain=ZONE, seq=5).update(hash="f" * 64)
+
+    def upper_hash() -> None:
+        target = event(ZONE, 6)
+        DecisionEvent.objects.filter(pk=target.pk).update(hash=target.hash.upper())
+
+    def short_prev() -> None:
+        # a prev_hash one character short, its last character moved into the body
+        target = event(ZONE, 5)
+        body = target.prev_hash[-1].encode() + bytes(target.canonical)
+        DecisionEvent.objects.filter(pk=target.pk).update(
+            prev_hash=target.prev_hash[:-1], canonical=body
+        )
+
+    def deleted() -> None:
+        DecisionEvent.objects.filter(chain=ZONE, seq=3).delete()
+
+    def swapped_pair() -> None:
+        third, fourth = event(ZONE, 3), event(ZONE, 4)
+        DecisionEvent.objects.filter(pk=third.pk).update(seq=1000)
+        DecisionEvent.objects.filter(pk=fourth.pk).update(seq=3)
+        DecisionEvent.objects.filter(pk=third.pk).update(seq=4)
+
+    def swapped_contents() -> None:
+        second, third = event(ZONE, 2), event(ZONE, 3)
+        fields = ("prev_hash", "hash", "canonical")
+        DecisionEvent.objects.filter(pk=second.pk).update(hash="0" * 64)
+        DecisionEvent.objects.filter(pk=third.pk).update(
+            **{name: getattr(second, name) for name in fields}
+        )
+        DecisionEvent.objects.filter(pk=second.pk).update(
+            **{name: getattr(third, name) for name in fields}
+        )
+
+    def wrong_seq() -> None:
+        DecisionEvent.objects.filter(chain=ZONE, seq=9).update(seq=20)
+
+    def moved() -> None:
+        # another chain's event moved to the end of this one
+        DecisionEvent.objects.filter(chain=OTHER, seq=2).update(chain=ZONE, seq=13)
+        TrailHead.objects.filter(chain=ZONE).update(seq=13)
+
+    def truncated() -> None:
+        kept = event(ZONE, 10)
+        DecisionEvent.objects.filter(chain=ZONE, seq__gt=10).delete()
+        TrailHead.objects.filter(chain=ZONE).update(seq=10, hash=kept.hash)
+
+    def relinked() -> None:
+        _relink(ZONE, lambda stored: stored.seq not in {4, 5})
+
+    def head_hash() -> None:
+        TrailHead.objects.filter(chain=ZONE).update(hash="1" * 64)
+
+    yield from {
+        "flip": flip,
+        "hash_column": hash_column,
+        "upper_hash": upper_hash,
+        "short_prev": short_prev,
+        "deleted": deleted,
+        "swapped_pair": swapped_pair,
+        "swapped_contents": swapped_contents,
+        "wrong_seq": wrong_seq,
+        "moved": moved,
+        "truncated": truncated,
+        "relinked": relinked,
+        "head_hash": head_hash,
+    }.items()
+
+
+@pytest.mark.usefixtures("fast_path")
+@pytest.mark.parametrize(("name", "tamper"), list(_tamperings()))
+def test_every_tampering_gets_the_reference_verdict(name: str, tamper: Callable[[], None]) -> None:
+    # given two interleaved chains sealed by a checkpoint, then one edit behind the triggers
+    for _ in range(3):
+        fill(ZONE, 4)
+        fill(OTHER, 2)
+    trail.checkpoint_create()
+    with triggers_bypassed():
+        tamper()
+    # when the trail is verified by the fast path and by the reference walk
+    fast, reference = trail.verify_database(), trail.verify_database(fast=False)
+    # then both name the same event for the same reason
+    assert [r.describe() for r in fast.chains] == [r.describe() for r in reference.chains]
+    assert not fast.intact
+    assert any(r.chain == ZONE for r in fast.broken)
+
+
+@pytest.mark.usefixtures("fast_path")
+def test_an_intact_trail_gets_the_reference_verdict_and_digests() -> None:
+    for _ in range(3):
+        fill(ZONE, 4)
+        fill(OTHER, 2)
+    trail.checkpoint_create()
+    fill(ZONE, 3)
+    fast = trail.verify_database(digests=True)
+    reference = trail.verify_database(digests=True, fast=False)
+    assert fast.intact
+    assert [(r.describe(), r.digest) for r in fast.chains] == [
+        (r.describe(), r.digest) for r in reference.chains
+    ]
+
+
+def test_the_server_hashes_its_share_and_sends_the_other_bodies(
+    fed: list[tuple[Any, ...]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given 24 events
+    fill(ZONE, 16)
+    fill(OTHER, 8)
+    monkeypatch.setattr(trail, "_SERVER_EIGHTHS", 3)
+    # when the fast path reads them
+    assert trail.verify_database().intact
+    # then each came once, text as bytes, with the digest of its stored bytes when its
+    # id % 8 < 3 and with its body otherwise
+    stored = {(row.chain.encode(), row.seq): row for row in DecisionEvent.objects.order_by("id")}
+    assert sorted(row[:2] for row in fed) == sorted(stored)
+    server = 0
+    for chain, seq, prev, event_hash, digest, body in fed:
+        row = stored[chain, seq]
+        assert (prev, event_hash) == (row.prev_hash.encode(), row.hash.encode())
+        canonical = bytes(row.canonical)
+        if row.id % 8 < 3:
+            server += 1
+            assert (digest, body) == (hashlib.sha256(prev + canonical).digest(), None)
+        else:
+            assert (digest, body) == (None, canonical)
+    assert 0 < server < len(fed)
+
+
+@pytest.mark.usefixtures("fast_path")
+def test_the_fast_path_leaves_the_connection_usable() -> None:
+    fill(ZONE, 3)
+    assert trail.verify_database().intact
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_cursors WHERE name = 'maria_trail_verify'")
+        assert cursor.fetchone() == (0,)
+    assert DecisionEvent.objects.count() == 3
+
+
+def test_a_check_that_raises_stops_the_read_and_leaves_the_connection_usable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # given more events than one batch, and a check that fails on the first batch
+    fill(ZONE, 30)
+    monkeypatch.setattr(trail, "_FAST_BATCH", 4)
+
+    def broken(self: BatchChecker, rows: list[tuple[Any, ...]]) -> None:
+        raise RuntimeError("check failed")
+
+    monkeypatch.setattr(BatchChecker, "feed", broken)
+    # when the fast path runs, the error comes through
+    with pytest.raises(RuntimeError, match="check failed"):
+        trail.verify_database()
+    # and the connection still answers (the stream was cancelled and drained)
+    assert DecisionEvent.objects.count() == 30
