@@ -11,7 +11,8 @@ Builds a throwaway database (maria_bench_trail) on the local PostgreSQL, migrate
 Prints the machine's core count and load average beside the figures (on a shared machine
 the wall time follows the load; the CPU times much less); the database is dropped at the end.
 
-Run: .venv/bin/python bench/bench_trail.py   (BENCH_PG=postgres://user@host:port to override)
+Run: .venv/bin/python bench/bench_trail.py   (BENCH_PG=postgres://user@host:port to override;
+BENCH_QUIET=600 waits up to 10 minutes before each end-to-end run for the machine to be quiet)
 """
 
 from __future__ import annotations
@@ -275,6 +276,7 @@ def _runs(label: str, fn: Callable[[], object], *, runs: int = RUNS) -> None:
     else on the machine meanwhile (other people's work competes for the same cores)."""
     times: list[float] = []
     for _ in range(runs):
+        _wait_for_quiet()
         server, machine, client = _backend_cpu(), _machine_cpu(), time.process_time()
         times.append(_time(fn))
         client = time.process_time() - client
@@ -292,6 +294,21 @@ def _runs(label: str, fn: Callable[[], object], *, runs: int = RUNS) -> None:
             f"  {label}: slowest {rates[0]:.2f}, median {statistics.median(rates):.2f}, "
             f"fastest {rates[-1]:.2f} M events/s"
         )
+
+
+def _wait_for_quiet() -> None:
+    """With BENCH_QUIET=SECONDS, wait up to that long before a run until everything else on
+    the machine uses under a tenth of a core (over 3 s): figures for a quiet machine."""
+    patience = float(os.environ.get("BENCH_QUIET", "0"))
+    deadline = time.monotonic() + patience
+    while time.monotonic() < deadline:
+        before = _machine_cpu()
+        time.sleep(3)
+        after = _machine_cpu()
+        if before is None or after is None or (after - before) / 3 < 0.1:
+            return
+    if patience:
+        print(f"  (still busy after waiting {patience:.0f} s; measuring anyway)")
 
 
 def _machine_cpu() -> float | None:

@@ -40,13 +40,16 @@ from evidence.services import embedder
 
 logger = logging.getLogger(__name__)
 
-HNSW_EF_SEARCH = 80  # candidates the HNSW scan keeps; 2k=30 would cost recall under filters
+# Candidates the HNSW scan keeps (pgvector's hnsw.ef_search). On MiniLM vectors of 100,000
+# paragraphs (bench/bench_retrieval_pg.py, ef_construction 128): recall@15 against exact
+# search ~0.96 at 40, ~0.97 at 60, ~0.97-0.98 at 80; each step costs ~0.5 ms unscoped.
+HNSW_EF_SEARCH = 60
 # Up to this many candidate paragraphs (current, in scope) the dense leg reads them all and
 # sorts: exact, and faster than an HNSW scan that has to step past the other zones'
-# neighbours. Measured among 100,000 paragraphs (bench/bench_retrieval_pg.py), exact beats
-# HNSW up to about 7,500 candidates while the vectors sit in TOAST (the column's default), and
-# up to about 15,000 when stored inline (ALTER COLUMN embedding SET STORAGE PLAIN).
-EXACT_MAX_ROWS = 7_500
+# neighbours (each row an HNSW scan skips costs it more graph search). Measured among 100,000
+# paragraphs with the vectors stored in the rows (migration 0007): exact 6 ms against HNSW
+# 9 ms at 4,600 candidates, 11 ms against 4 ms at 7,550.
+EXACT_MAX_ROWS = 6_000
 # The BM25 tail is folded into a rebuilt index, in the background, once it holds more than
 # both of these (tail paragraphs score exactly; the base's statistics drift as it grows).
 REBUILD_TAIL_ROWS = 2_000
@@ -396,17 +399,20 @@ def dense_leg_postgres(
         sql = (
             "SELECT set_config('hnsw.ef_search', %s, true), "  # noqa: S608
             "set_config('hnsw.iterative_scan', 'relaxed_order', true); "
-            "SELECT id, 1 - (embedding <=> %s::vector) FROM evidence_paragraph "
-            "WHERE " + where + " ORDER BY embedding <=> %s::vector LIMIT %s"
+            # Ordering by the distance column is ordering by `embedding <=> q`: the index
+            # answers it, and the 3 kB vector literal is sent and parsed once.
+            "SELECT id, embedding <=> %s::vector AS distance FROM evidence_paragraph "
+            "WHERE " + where + " ORDER BY distance LIMIT %s"
         )
-        arguments = [str(HNSW_EF_SEARCH), literal, *params, literal, k]
+        arguments = [str(HNSW_EF_SEARCH), literal, *params, k]
     with connection.cursor() as cursor:
         cursor.execute(sql, arguments)
         if not exact:
             cursor.nextset()  # past the settings' row
         rows = cursor.fetchall()
-    rows.sort(key=lambda r: -r[1])  # relaxed order: re-sort the few rows returned
-    return Ranked([r[0] for r in rows], np.asarray([r[1] for r in rows], dtype=np.float32))
+    # Cosine similarities, best first (relaxed order: the few rows returned are re-sorted).
+    similarity = sorted(((r[0], r[1] if exact else 1.0 - r[1]) for r in rows), key=lambda r: -r[1])
+    return Ranked([r[0] for r in similarity], np.asarray([r[1] for r in similarity], np.float32))
 
 
 def search_paragraphs(
@@ -441,7 +447,11 @@ def search_paragraphs(
     elif loaded.dense is None:
         zones = scope_zones(loaded, scopes)
         exact = candidates <= EXACT_MAX_ROWS
-        dense = dense_leg_postgres(vector, zones, include_superseded, pool, exact=exact)
+        # An exact scan sorts every candidate, so 2k costs what k does. An HNSW scan under a
+        # scope pays pgvector's iterative scan a round of graph search for every further
+        # in-scope row it must find: 2k costs about twice k, so it fetches k.
+        limit = pool if exact else k
+        dense = dense_leg_postgres(vector, zones, include_superseded, limit, exact=exact)
     else:
         dense = loaded.dense.search(vector, pool, mask=mask & loaded.embedded)
     sparse = loaded.sparse.search(query, pool, mask=mask)

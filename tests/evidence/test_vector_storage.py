@@ -62,6 +62,14 @@ def test_vectors_stay_in_their_rows(ingest: Callable[..., Any]) -> None:
 
 @pytest.mark.postgres
 @pytest.mark.django_db
+def test_the_hnsw_graph_is_built_with_ef_construction_128() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reloptions FROM pg_class WHERE relname = 'paragraph_embedding_hnsw'")
+        assert sorted(cursor.fetchone()[0]) == ["ef_construction=128", "m=16"]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
 def test_the_migration_moves_vectors_stored_out_of_line_into_their_rows(
     ingest: Callable[..., Any],
 ) -> None:
