@@ -5,16 +5,11 @@ verification of a trail (and of its tail against a checkpoint) that names the fi
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import compress, repeat
-from operator import add, is_, itemgetter, methodcaller, not_
 from typing import Any
-
-import numpy as np
 
 # The prev_hash of the first event: 64 zeros, the hex width of a sha256 digest.
 GENESIS = "0" * 64
@@ -247,20 +242,17 @@ def link_events(
 
 # --- checking stored rows in batches ---------------------------------------------------------
 #
-# The database verifier receives each chain's rows in the order they were written, with the
-# zones' chains interleaved, a batch of thousands at a time. Walking them row by row in Python
-# costs more than the hashing itself, so `BatchChecker` checks a batch with whole-batch
-# operations (one join, one comparison, a numpy sort by chain) and only falls back to the row
-# by row walk for a batch where any of those finds something wrong.
+# The database verifier reads the events in the order they were written, the zones' chains
+# interleaved, a block of them at a time, straight from the database driver: no ChainLink per
+# event, no str per hash, one dict lookup and a few comparisons per event. The server may
+# hash some of the events itself (see decisions.trail); those come with their digest instead
+# of their body.
 
 GENESIS_BYTES = GENESIS.encode()
-_HEX = 2 * hashlib.sha256().digest_size  # 64: the width of every hash and prev_hash
-_DIGEST = methodcaller("digest")
-_COLUMNS = [itemgetter(column) for column in range(6)]
 
-# (chain, seq, prev_hash, hash, digest, canonical): text as UTF-8 bytes; `digest` is
-# sha256(prev_hash + canonical) when it was computed elsewhere, else None and `canonical`
-# holds the body to hash here.
+# (chain, seq, hash, hashed, digest), text as UTF-8 bytes: `hashed` is prev_hash + canonical,
+# or prev_hash alone when `digest`, sha256(prev_hash + canonical), was computed elsewhere;
+# `hashed` is None when the stored prev_hash is not 64 bytes wide.
 StoredRow = tuple[Any, ...]
 
 
@@ -274,15 +266,33 @@ class ChainProgress:
     expected: int = 1  # the seq the next row must have
     prev: bytes = GENESIS_BYTES  # the hash the next row's prev_hash must be
     failed: bool = False  # a check failed: the reference walk must say where and why
+    pending: list[bytes] | None = None  # intact hashes not digested yet, when digesting
 
     @property
     def head_seq(self) -> int:
         return self.expected - 1
 
+    def flush(self) -> None:
+        """Digest the pending hashes, one call per chain and batch rather than per event;
+        freeze the checkpoint's digest on the way when they reach its seq."""
+        pending = self.pending
+        if not pending or self.digest is None:
+            return
+        # The pending hashes are those of seqs first..head, consecutive (checked).
+        first = self.expected - len(pending)
+        cut = self.checkpoint_seq - first + 1
+        if 0 < cut <= len(pending):
+            self.digest.update(b"".join(pending[:cut]))
+            self.checkpoint_digest = self.digest.copy().hexdigest()
+            del pending[:cut]
+        self.digest.update(b"".join(pending))
+        pending.clear()
+
 
 class BatchChecker:
-    """Checks stored rows batch by batch exactly as `verify_chain` would, one `ChainProgress`
-    per chain; a chain's rows must come in seq order, other chains' rows may come between.
+    """Checks stored rows (`StoredRow`) batch by batch exactly as `verify_chain` would, one
+    `ChainProgress` per chain; a chain's rows must come in seq order, other chains' rows may
+    come between.
 
     A chain that fails any check is only marked failed (and its later rows skipped): naming
     the event and the reason is the reference walk's job.
@@ -290,158 +300,54 @@ class BatchChecker:
 
     def __init__(self, checkpoint_seqs: Mapping[Any, int], *, digest_all: bool) -> None:
         self.chains: dict[Any, ChainProgress] = {}
+        self._live: dict[Any, ChainProgress] = {}  # the chains not failed (yet)
         self._checkpoint_seqs = checkpoint_seqs
         self._digest_all = digest_all
-        self._codes: dict[Any, int] = {}  # chain -> its index in _by_code
-        self._by_code: list[ChainProgress] = []
-        self._failed: set[Any] = set()
 
-    def feed(self, rows: Sequence[StoredRow]) -> None:
-        if self._failed:
-            rows = [row for row in rows if row[0] not in self._failed]
-        if not rows:
-            return
-        try:
-            checked = self._feed_batch(rows)
-        except (TypeError, ValueError, OverflowError, IndexError):  # a NULL, a wrong type
-            checked = False
-        if not checked:
-            self._feed_rows(rows)
-
-    def _progress(self, chain: Any) -> ChainProgress:
-        progress = self.chains.get(chain)
-        if progress is None:
-            checkpoint_seq = self._checkpoint_seqs.get(chain, 0)
-            wanted = self._digest_all or checkpoint_seq > 0
-            progress = ChainProgress(
-                checkpoint_seq, hashlib.sha256(CHECKPOINT_PREFIX) if wanted else None
-            )
-            self.chains[chain] = progress
-            self._codes[chain] = len(self._by_code)
-            self._by_code.append(progress)
-        return progress
-
-    def _feed_batch(self, rows: Sequence[StoredRow]) -> bool:
-        """Check a whole batch at once; advance the chains only when every row passes."""
-        count = len(rows)
-        chain_of, seq_of, prev_of, hash_of, digest_of, body_of = _COLUMNS
-        prevs = list(map(prev_of, rows))
-        hashes = list(map(hash_of, rows))
-        digests = list(map(digest_of, rows))
-        # Every hash and prev_hash exactly 64 bytes wide, so the joined columns split back
-        # into the same values and row i sits at [64 i, 64 i + 64).
-        if set(map(len, itertools.chain(hashes, prevs))) != {_HEX}:
-            return False
-        joined_hashes = b"".join(hashes)
-        if not _contents_match(prevs, hashes, digests, map(body_of, rows), joined_hashes):
-            return False
-
-        try:
-            codes = np.fromiter(map(self._codes.__getitem__, map(chain_of, rows)), np.intp, count)
-        except KeyError:  # chains not seen before
-            for chain in set(map(chain_of, rows)).difference(self._codes):
-                self._progress(chain)
-            codes = np.fromiter(map(self._codes.__getitem__, map(chain_of, rows)), np.intp, count)
-        # Group the rows by chain; a stable sort keeps each chain's rows in arrival order.
-        order = np.argsort(codes, kind="stable")
-        codes = codes[order]
-        seq = np.fromiter(map(seq_of, rows), np.int64, count)[order]
-        words = _HEX // 8
-        hash_rows = np.frombuffer(joined_hashes, np.uint64).reshape(count, words)[order]
-        prev_rows = np.frombuffer(b"".join(prevs), np.uint64).reshape(count, words)[order]
-        continues = codes[1:] == codes[:-1]  # the row follows one of its own chain
-        if not ((seq[1:] - seq[:-1] == 1) | ~continues).all():
-            return False
-        if not ((prev_rows[1:] == hash_rows[:-1]).all(axis=1) | ~continues).all():
-            return False
-        starts = np.flatnonzero(np.concatenate(([True], ~continues)))
-        runs = list(
-            zip(
-                starts.tolist(),
-                [*starts[1:].tolist(), count],
-                codes[starts].tolist(),
-                seq[starts].tolist(),
-                strict=True,
-            )
-        )
-        for start, _, code, first in runs:
-            progress = self._by_code[code]
-            if first != progress.expected or prev_rows[start].tobytes() != progress.prev:
-                return False
-
-        ordered = hash_rows.tobytes()
-        for start, end, code, first in runs:
-            progress = self._by_code[code]
-            last = first + end - start - 1
-            run = ordered[_HEX * start : _HEX * end]
-            if progress.digest is not None:
-                if first <= progress.checkpoint_seq <= last:
-                    cut = _HEX * (progress.checkpoint_seq - first + 1)
-                    progress.digest.update(run[:cut])
-                    progress.checkpoint_digest = progress.digest.copy().hexdigest()
-                    run = run[cut:]
-                progress.digest.update(run)
-            progress.expected = last + 1
-            progress.prev = ordered[_HEX * end - _HEX : _HEX * end]
-        return True
-
-    def _feed_rows(self, rows: Sequence[StoredRow]) -> None:
-        """Row by row, the same checks: marks exactly the chains that fail."""
+    def feed(self, rows: Iterable[StoredRow]) -> None:
+        live = self._live
         sha256 = hashlib.sha256
-        for chain, seq, prev, stored, digest, body in rows:
-            progress = self._progress(chain)
-            if progress.failed:
-                continue
+        touched: list[ChainProgress] = []
+        for chain, seq, event_hash, hashed, digest in rows:
+            progress = live.get(chain)
+            if progress is None:
+                if chain in self.chains:
+                    continue  # failed already
+                progress = self._start(chain)
             try:
-                computed = sha256(prev + body).digest() if digest is None else digest
+                # seq in order; prev_hash (the first 64 bytes of `hashed`, exactly 64 wide) is
+                # the previous hash; the hash is sha256(prev_hash + canonical) in lowercase hex.
                 intact = (
                     seq == progress.expected
-                    and prev == progress.prev
-                    and computed.hex().encode() == stored
+                    and hashed.startswith(progress.prev)
+                    and (
+                        sha256(hashed).hexdigest().encode()
+                        if digest is None
+                        else digest.hex().encode()
+                    )
+                    == event_hash
                 )
-            except (TypeError, AttributeError):  # a NULL column
+            except (TypeError, AttributeError):  # a NULL, or a prev_hash of the wrong width
                 intact = False
             if not intact:
                 progress.failed = True
-                self._failed.add(chain)
+                del live[chain]
                 continue
+            progress.prev = event_hash
             progress.expected = seq + 1
-            progress.prev = stored
-            if progress.digest is not None:
-                progress.digest.update(stored)
-                if seq == progress.checkpoint_seq:
-                    progress.checkpoint_digest = progress.digest.copy().hexdigest()
+            pending = progress.pending
+            if pending is not None:
+                if not pending:
+                    touched.append(progress)
+                pending.append(event_hash)
+        for progress in touched:
+            progress.flush()
 
-
-def _contents_match(
-    prevs: Sequence[Any],
-    hashes: Sequence[Any],
-    digests: Sequence[Any],
-    bodies: Iterable[Any],
-    joined_hashes: bytes,
-) -> bool:
-    """Every stored hash is the lowercase hex of sha256(prev_hash + canonical): the digest
-    that came with the row, or hashed here for a row that came with its body instead."""
-    missing = list(map(is_, digests, repeat(None)))
-    if not any(missing):
-        return _given_hex(digests) == joined_hashes
-    if all(missing):
-        return _own_hex(prevs, bodies) == joined_hashes
-    if _own_hex(compress(prevs, missing), compress(bodies, missing)) != b"".join(
-        compress(hashes, missing)
-    ):
-        return False
-    given = list(map(not_, missing))
-    return _given_hex(list(compress(digests, given))) == b"".join(compress(hashes, given))
-
-
-def _own_hex(prevs: Iterable[bytes], bodies: Iterable[bytes]) -> bytes:
-    """hex(sha256(prev + body)) for every row, joined: one pass of C-level iterators."""
-    return b"".join(map(_DIGEST, map(hashlib.sha256, map(add, prevs, bodies)))).hex().encode()
-
-
-def _given_hex(digests: Sequence[bytes]) -> bytes:
-    """The given digests' hex, joined; a digest of the wrong size matches nothing."""
-    if set(map(len, digests)) != {_HEX // 2}:
-        return b""
-    return b"".join(digests).hex().encode()
+    def _start(self, chain: Any) -> ChainProgress:
+        checkpoint_seq = self._checkpoint_seqs.get(chain, 0)
+        wanted = self._digest_all or checkpoint_seq > 0
+        progress = ChainProgress(checkpoint_seq)
+        if wanted:
+            progress.digest, progress.pending = hashlib.sha256(CHECKPOINT_PREFIX), []
+        self.chains[chain] = self._live[chain] = progress
+        return progress

@@ -21,7 +21,6 @@ import contextlib
 import gc
 import hashlib
 import json
-import queue
 import re
 import threading
 import time
@@ -711,8 +710,8 @@ def _verify_reference(
 # --- the PostgreSQL fast path ------------------------------------------------------------
 #
 # The reference walk builds a ChainLink per event and takes ~7 s per million. The fast path
-# reads every event in id order in one streamed query (a thread turns the next batch of rows
-# into tuples while this one is checked) and checks whole batches at once (chain.BatchChecker).
+# reads every event in id order in one streamed query and checks the raw values as they come
+# (chain.BatchChecker): no Python object per event beyond what the hashing needs.
 #
 # Id order, not (chain, seq): it reads the table in the order it was written (0.6 s instead
 # of 2 s per million rows on the server when zones interleave), and within a chain it is seq
@@ -722,15 +721,15 @@ def _verify_reference(
 # fast path only has to be exactly as strict, never as eloquent (tests compare the two on
 # every kind of tampering).
 #
-# The work is split between this process and PostgreSQL, each on its own core. Per million
-# events: turning rows into Python objects and checking them costs this process ~1.3 CPU-s,
-# hashing ~0.9 CPU-s more here or on the server, and sending the rows costs the server ~0.8
-# CPU-s with the bodies (~260 of a row's ~430 bytes) or ~0.6 without. So the server hashes the
-# events with id % 8 < _SERVER_EIGHTHS and sends their 32-byte digest instead of the body, and
-# this process hashes the others: 6 in 8 leaves both sides ~1.5 CPU-s (bench/bench_trail.py
-# measures 0 to 8: all here leaves the server idle half the time, all there makes it the
-# slower side). Streaming (libpq 17+) spares the server a FETCH per batch and the wait for
-# it; text columns arrive as their UTF-8 bytes, exactly the bytes that were hashed.
+# What costs, per million events, measured here (bench/bench_trail.py): hashing ~0.5 CPU-s in
+# this process but ~1.3 on the server (sha256 through SQL sets OpenSSL up per call); a row
+# per event costs this process ~0.8 CPU-s in tuples and generator steps alone, so the server
+# packs the events of each block of _FAST_BLOCK ids into one row of arrays (in id order),
+# which costs it less than that saves here. With every event hashed here this process is the
+# slower side, so the server hashes the events with id % 8 < _SERVER_EIGHTHS and sends
+# prev_hash and their 32-byte digest instead of prev_hash + canonical. Streaming (libpq 17+)
+# lets the server send the next blocks while these are checked, where a server-side cursor
+# waits for each FETCH; text columns arrive as their UTF-8 bytes, exactly the bytes hashed.
 #
 # A digest from the server is still a real verification: the server recomputes sha256 from
 # the stored prev_hash and canonical bytes, and this process compares it with the stored hash
@@ -739,96 +738,71 @@ def _verify_reference(
 # controls the database server itself: against that, `verify_trail --file` checks an export
 # offline with nothing but Python's hashlib, and `verify_trail --deep` hashes every event here.
 
-_SERVER_EIGHTHS = 6
+_SERVER_EIGHTHS = 1
+_FAST_BLOCK = 256  # ids per block
 _FAST_SQL = (
-    "SELECT chain, seq, prev_hash, hash, "
+    # Each block starts at the first id at or after the end of the previous one, so a gap in
+    # the ids costs one index probe.
+    "WITH RECURSIVE start (first) AS (SELECT min(id) FROM {table} UNION ALL "
+    "SELECT (SELECT min(id) FROM {table} WHERE id >= start.first + {block}) "
+    "FROM start WHERE start.first IS NOT NULL) "
+    "SELECT block.* FROM start, LATERAL (SELECT array_agg(chain) AS chains, "
+    "array_agg(seq) AS seqs, array_agg(hash) AS hashes, array_agg(hashed) AS hashed, "
+    "array_agg(digest) AS digests FROM (SELECT chain, seq, hash, "
+    # prev_hash + canonical to hash here, or prev_hash alone with the server's digest; NULL,
+    # failing the chain, when prev_hash is not 64 bytes (so `hashed` starts with exactly it).
+    "CASE WHEN octet_length(prev_hash) = 64 THEN CASE WHEN id % 8 < {eighths} "
+    "THEN pg_catalog.convert_to(prev_hash, 'UTF8') "
+    "ELSE pg_catalog.convert_to(prev_hash, 'UTF8') || canonical END END AS hashed, "
     "CASE WHEN id % 8 < {eighths} THEN "
-    "pg_catalog.sha256(pg_catalog.convert_to(prev_hash, 'UTF8') || canonical) END, "
-    "CASE WHEN id % 8 >= {eighths} THEN canonical END "
-    "FROM {table} ORDER BY id"
+    "pg_catalog.sha256(pg_catalog.convert_to(prev_hash, 'UTF8') || canonical) END AS digest "
+    "FROM {table} WHERE id >= start.first AND id < start.first + {block} ORDER BY id"
+    ") AS event) AS block WHERE start.first IS NOT NULL"
 )
 
 
-def _fast_batches(batch_size: int) -> Iterator[list[tuple[Any, ...]]]:
-    """Rows in batches, read by a thread while the previous batch is checked."""
-    from collections.abc import Generator
-    from itertools import islice
-
+@contextlib.contextmanager
+def _fast_rows(batch_size: int) -> Iterator[Iterator[Iterable[tuple[Any, ...]]]]:
+    """The events as (chain, seq, hash, hashed, digest) rows, a block at a time, in id order,
+    text columns as their UTF-8 bytes."""
     import psycopg
     from psycopg.types.string import ByteaBinaryLoader
 
     connection.ensure_connection()
     raw = connection.connection
-    sql = _FAST_SQL.format(
-        eighths=int(_SERVER_EIGHTHS),
-        table=connection.ops.quote_name(DecisionEvent._meta.db_table),
-    )
-    pending: queue.Queue[list[tuple[Any, ...]] | BaseException] = queue.Queue(maxsize=3)
-    stop = threading.Event()
-
-    def streamed(cursor: psycopg.Cursor[Any]) -> Generator[list[tuple[Any, ...]]]:
-        # One query the server answers without pausing (chunked rows, libpq 17+), where a
-        # server-side cursor would leave it idle between one FETCH and the next.
-        rows = cursor.stream(sql, binary=True, size=batch_size)
+    table = connection.ops.quote_name(DecisionEvent._meta.db_table)
+    sql = _FAST_SQL.format(eighths=int(_SERVER_EIGHTHS), block=int(_FAST_BLOCK), table=table)
+    blocks_per_batch = max(1, batch_size // _FAST_BLOCK)
+    if not psycopg.capabilities.has_stream_chunked():  # libpq before 17
+        with raw.cursor(name="maria_trail_verify", binary=True) as server_cursor:
+            _text_as_bytes(server_cursor, ByteaBinaryLoader)
+            server_cursor.itersize = blocks_per_batch
+            server_cursor.execute(sql)
+            yield (zip(*block, strict=True) for block in server_cursor)
+        return
+    with psycopg.Cursor(raw) as cursor:
+        _text_as_bytes(cursor, ByteaBinaryLoader)
+        # One query the server answers without pausing: it sends the next blocks while these
+        # are checked (the socket buffers them), where a server-side cursor would wait for
+        # each FETCH.
+        blocks: Any = cursor.stream(sql, binary=True, size=blocks_per_batch)
         try:
-            while batch := list(islice(rows, batch_size)):
-                yield batch
+            yield (zip(*block, strict=True) for block in blocks)
         finally:
-            if isinstance(rows, Generator):
-                rows.close()  # stopped early: psycopg cancels the query
+            blocks.close()  # stopped early: psycopg cancels the query and drains it
 
-    def fetched(cursor: psycopg.ServerCursor[Any]) -> Generator[list[tuple[Any, ...]]]:
-        cursor.itersize = batch_size
-        cursor.execute(sql)
-        while batch := cursor.fetchmany(batch_size):
-            yield batch
 
-    def deliver(
-        batches: Generator[list[tuple[Any, ...]]], cursor: psycopg.Cursor[Any]
-    ) -> None:
-        for text in ("varchar", "text"):
-            # Text columns as their UTF-8 bytes: exactly what was hashed.
-            cursor.adapters.register_loader(text, ByteaBinaryLoader)
-        with contextlib.closing(batches):
-            for batch in batches:
-                pending.put(batch)
-                if stop.is_set():
-                    return
-
-    def fetch() -> None:
-        # The main thread does not touch the connection until this thread is joined.
-        try:
-            if psycopg.capabilities.has_stream_chunked():
-                with psycopg.Cursor(raw) as cursor:
-                    deliver(streamed(cursor), cursor)
-            else:
-                with raw.cursor(name="maria_trail_verify", binary=True) as server_cursor:
-                    deliver(fetched(server_cursor), server_cursor)
-            pending.put([])
-        except BaseException as error:  # handed to the main thread, which re-raises it
-            pending.put(error)
-
-    fetcher = threading.Thread(target=fetch, name="trail-verify-fetch", daemon=True)
-    fetcher.start()
-    try:
-        while True:
-            item = pending.get()
-            if isinstance(item, BaseException):
-                raise item
-            if not item:
-                return
-            yield item
-    finally:
-        stop.set()
-        while fetcher.is_alive():
-            with contextlib.suppress(queue.Empty):
-                pending.get(timeout=0.05)  # unblock a put() waiting on a full queue
-        fetcher.join()
+def _text_as_bytes(cursor: Any, loader: type) -> None:
+    for text in ("varchar", "text"):
+        cursor.adapters.register_loader(text, loader)
 
 
 def _verify_fast(
     entries: Mapping[str, CheckpointEntry], *, digests: bool
 ) -> dict[str, ChainResult]:
+    import psycopg
+    from django.db import DatabaseError
+
     from decisions.chain import BatchChecker
 
     checker = BatchChecker(
@@ -839,8 +813,13 @@ def _verify_fast(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        for rows in _fast_batches(_FAST_BATCH):
-            checker.feed(rows)
+        # A savepoint: ids edited to the ends of bigint make the block arithmetic overflow,
+        # and then the reference walk, which needs no ids, checks the whole trail instead.
+        with transaction.atomic(), _fast_rows(_FAST_BATCH) as batches:
+            for rows in batches:
+                checker.feed(rows)
+    except (DatabaseError, psycopg.Error):
+        return _verify_reference(entries, deep=False, digests=digests)
     finally:
         if collecting:
             gc.enable()

@@ -4,13 +4,14 @@ verdict, whatever the share and wherever the batches are cut."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import psycopg
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from decisions import trail
 from decisions.chain import BatchChecker
@@ -22,21 +23,24 @@ pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 
 @pytest.fixture(
-    params=[(0, 5000, True), (3, 5000, True), (3, 4, True), (8, 5, True), (3, 4, False)],
+    params=[(0, 256, True), (3, 256, True), (3, 3, True), (8, 5, True), (3, 3, False)],
     ids=[
         "all hashed here",
         "3 in 8 by the server",
-        "3 in 8, batches of 4",
-        "all by the server",
-        "server-side cursor, batches of 4",
+        "3 in 8, blocks of 3 ids",
+        "all by the server, blocks of 5 ids",
+        "server-side cursor, blocks of 3 ids",
     ],
 )
 def fast_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The share of events the server hashes, the rows per batch, and whether the rows are
-    streamed (libpq 17+) or fetched from a server-side cursor."""
-    eighths, rows, streamed = request.param
+    """The share of events the server hashes, the ids per block (one block a batch when
+    small), and whether the blocks are streamed (libpq 17+) or fetched from a server-side
+    cursor."""
+    eighths, block, streamed = request.param
     monkeypatch.setattr(trail, "_SERVER_EIGHTHS", eighths)
-    monkeypatch.setattr(trail, "_FAST_BATCH", rows)
+    monkeypatch.setattr(trail, "_FAST_BLOCK", block)
+    if block < 10:
+        monkeypatch.setattr(trail, "_FAST_BATCH", block)
     if not streamed:
         monkeypatch.setattr(psycopg.capabilities, "has_stream_chunked", lambda: False)
 
@@ -47,7 +51,8 @@ def fed(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
     rows: list[tuple[Any, ...]] = []
     feed = BatchChecker.feed
 
-    def spy(self: BatchChecker, batch: list[tuple[Any, ...]]) -> None:
+    def spy(self: BatchChecker, batch: Iterable[tuple[Any, ...]]) -> None:
+        batch = list(batch)
         rows.extend(batch)
         feed(self, batch)
 
@@ -150,13 +155,27 @@ def test_every_tampering_gets_the_reference_verdict(name: str, tamper: Callable[
 
 
 @pytest.mark.usefixtures("fast_path")
-def test_an_intact_trail_gets_the_reference_verdict_and_digests() -> None:
+def test_an_intact_trail_gets_the_reference_verdict_and_digests(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # given two chains sealed by a checkpoint, then three more events
     for _ in range(3):
         fill(ZONE, 4)
         fill(OTHER, 2)
     trail.checkpoint_create()
     fill(ZONE, 3)
+    # when the fast path verifies it, never handing a chain to the reference walk
+    walk = trail._verify_reference
+    walked: list[str | None] = []
+
+    def spy(*args: Any, only: str | None = None, **kwargs: Any) -> dict[str, trail.ChainResult]:
+        walked.append(only)
+        return walk(*args, only=only, **kwargs)
+
+    monkeypatch.setattr(trail, "_verify_reference", spy)
     fast = trail.verify_database(digests=True)
+    assert walked == []
+    # then it reaches the reference walk's verdict and digests
     reference = trail.verify_database(digests=True, fast=False)
     assert fast.intact
     assert [(r.describe(), r.digest) for r in fast.chains] == [
@@ -173,21 +192,46 @@ def test_the_server_hashes_its_share_and_sends_the_other_bodies(
     monkeypatch.setattr(trail, "_SERVER_EIGHTHS", 3)
     # when the fast path reads them
     assert trail.verify_database().intact
-    # then each came once, text as bytes, with the digest of its stored bytes when its
-    # id % 8 < 3 and with its body otherwise
+    # then each came once, text as bytes: with the digest of its stored bytes and prev_hash
+    # alone when its id % 8 < 3, with prev_hash + canonical to hash here otherwise
     stored = {(row.chain.encode(), row.seq): row for row in DecisionEvent.objects.order_by("id")}
     assert sorted(row[:2] for row in fed) == sorted(stored)
     server = 0
-    for chain, seq, prev, event_hash, digest, body in fed:
+    for chain, seq, event_hash, hashed, digest in fed:
         row = stored[chain, seq]
-        assert (prev, event_hash) == (row.prev_hash.encode(), row.hash.encode())
-        canonical = bytes(row.canonical)
+        prev, body = row.prev_hash.encode(), bytes(row.canonical)
+        assert event_hash == row.hash.encode()
         if row.id % 8 < 3:
             server += 1
-            assert (digest, body) == (hashlib.sha256(prev + canonical).digest(), None)
+            assert (hashed, digest) == (prev, hashlib.sha256(prev + body).digest())
         else:
-            assert (digest, body) == (None, canonical)
+            assert (hashed, digest) == (prev + body, None)
     assert 0 < server < len(fed)
+
+
+@pytest.mark.usefixtures("fast_path")
+def test_ids_left_unused_by_rolled_back_appends_are_skipped_over() -> None:
+    # given events, then appends rolled back (their ids stay used), then more events
+    fill(ZONE, 3)
+    with contextlib.suppress(RuntimeError), transaction.atomic():
+        fill(OTHER, 7)
+        raise RuntimeError("rolled back")
+    fill(ZONE, 3)
+    # then every event is read and the chain verifies
+    (result,) = trail.verify_database().chains
+    assert (result.chain, result.intact, result.verdict.checked) == (ZONE, True, 6)
+
+
+@pytest.mark.parametrize("edge", [9_223_372_036_854_775_807, -9_223_372_036_854_775_807])
+def test_an_id_moved_to_the_end_of_bigint_is_left_to_the_reference_walk(edge: int) -> None:
+    # given a trail, one event's id moved (ids are not hashed: the chain is still intact)
+    fill(ZONE, 6)
+    with triggers_bypassed():
+        DecisionEvent.objects.filter(pk=event(ZONE, 4).pk).update(id=edge)
+    # then the block arithmetic overflows on the server and the reference walk answers
+    fast, reference = trail.verify_database(), trail.verify_database(fast=False)
+    assert fast.intact
+    assert [r.describe() for r in fast.chains] == [r.describe() for r in reference.chains]
 
 
 @pytest.mark.usefixtures("fast_path")
@@ -205,6 +249,7 @@ def test_a_check_that_raises_stops_the_read_and_leaves_the_connection_usable(
 ) -> None:
     # given more events than one batch, and a check that fails on the first batch
     fill(ZONE, 30)
+    monkeypatch.setattr(trail, "_FAST_BLOCK", 4)
     monkeypatch.setattr(trail, "_FAST_BATCH", 4)
 
     def broken(self: BatchChecker, rows: list[tuple[Any, ...]]) -> None:
