@@ -231,9 +231,7 @@ def append(
         now = timezone.now()  # under the lock, so times never go backwards along a chain
         _seal(event, head.seq + 1, head.hash, now, payload)
         event.save(force_insert=True)
-        TrailHead.objects.filter(chain=chain).update(
-            seq=event.seq, hash=event.hash, updated_at=now
-        )
+        TrailHead.objects.filter(chain=chain).update(seq=event.seq, hash=event.hash, updated_at=now)
     return event
 
 
