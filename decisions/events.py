@@ -134,7 +134,7 @@ def _decision(
 ) -> DecisionEvent:
     event = trail.append(
         kind=kind,
-        chain=trail.chain_for(decision.zone),
+        chain=trail.lane_for(decision.zone, decision.pk),
         actor=actor,
         reason=reason,
         decision_id=decision.pk,

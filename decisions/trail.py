@@ -1,10 +1,16 @@
 """The trail service: append hash-chained events, export them, verify them, seal them.
 
 Chains. An event belongs to the chain of the zone-tree node it concerns, named by that
-node's coordinate ("G1.U1.P1.Z1" for a decision in that zone, "G1" for a galaxy's policy).
-Within a chain, events are numbered by `seq` from 1 and each hash covers the previous one,
-so an export scoped to some zones is a set of whole chains that verify on their own; with
-one global chain a scoped export would be full of gaps.
+node's coordinate ("G1" for a galaxy's policy, "G1.U1.P1.Z1" for a zone's). A decision's
+events go to one of its zone's LANES lanes, chains named "G1.U1.P1.Z1/3", the lane its id
+picks. Within a chain, events are numbered by `seq` from 1 and each hash covers the previous
+one, so an export scoped to some zones is a set of whole chains that verify on their own;
+with one global chain a scoped export would be full of gaps.
+
+Why lanes: an append holds its chain's head row until its transaction commits, so one chain
+takes one change at a time. With one chain per zone a busy zone's submissions and
+validations queued on that row (bench/bench_pipeline.py: workers spent three quarters of a
+validation waiting for it). A decision's own events stay in one chain, in order.
 
 Appends run inside the caller's transaction (the state change and its event commit together
 or not at all) and lock the chain's head row, so a chain never forks.
@@ -76,15 +82,35 @@ class TrailBroken(TrailError):
 # --- names ------------------------------------------------------------------------------
 
 
+# Lanes of a zone's decision events (see the module docstring). Lane names stay valid if
+# this changes; only new decisions would be spread differently.
+LANES: Final = 8
+LANE_MARK: Final = "/"
+
+
 def chain_for(coordinate: Coordinate | str) -> str:
     """The chain of events about `coordinate`: its zone-tree node; an agent's is its zone."""
     coord = parse(coordinate) if isinstance(coordinate, str) else coordinate
     return str(coord.zone() if coord.depth > 4 else coord)
 
 
+def lane_for(zone: Coordinate | str, decision_id: int) -> str:
+    """The chain of a decision's events: the lane of its zone that its id picks."""
+    return f"{chain_for(zone)}{LANE_MARK}{decision_id % LANES}"
+
+
+def chain_node(chain: str) -> str:
+    """The zone-tree node a chain belongs to: a lane's zone, or the chain itself."""
+    return chain.partition(LANE_MARK)[0]
+
+
 def _check_chain(chain: str) -> None:
-    if chain_for(chain) != chain:
-        raise ValueError(f"chain {chain!r} is not a zone-tree coordinate (G.U.P.Z at most)")
+    node, mark, lane = chain.partition(LANE_MARK)
+    if chain_for(node) != node or (mark and not (lane.isdecimal() and str(int(lane)) == lane)):
+        raise ValueError(
+            f"chain {chain!r} is not a zone-tree coordinate (G.U.P.Z at most), "
+            f"or such a zone's lane ({node}{LANE_MARK}N)"
+        )
 
 
 def actor_label(actor: Actor) -> str:
@@ -148,49 +174,56 @@ class _Held:
     events: list[tuple[DecisionEvent, Mapping[str, Any]]] = field(default_factory=list)
 
 
-_holding = threading.local()  # .chains: chain -> _Held, for this thread's open `holding` blocks
+# .chains: chain -> _Held while a `holding` block is open in this thread, else absent or None
+_holding = threading.local()
 
 
 def _held(chain: str) -> _Held | None:
     chains: dict[str, _Held] | None = getattr(_holding, "chains", None)
-    return chains.get(chain) if chains else None
+    return None if chains is None else chains.setdefault(chain, _Held())
 
 
 @contextlib.contextmanager
 def holding(chain: str) -> Iterator[None]:
     """Collect the events a change (one state change, inside the caller's transaction)
-    appends to `chain`, and write them together at the end of the block: one head read, one
-    multi-row insert and one head update, instead of all three for every event.
+    appends, to `chain` or any other chain (a decision's lane), and write each chain's
+    together at the end of the block: one head read, one multi-row insert and one head
+    update per chain, instead of all three for every event.
 
-    On PostgreSQL the chain's lock is taken only then, at the end: a zone's changes do their
-    own work side by side (each holds its decision's row) and take turns only for the few
-    statements that link and write their events, which is what bounds one zone's rate. On
-    SQLite it is taken at once, because the first write must take the database's write
-    lock (see `lock`); SQLite runs one writer at a time anyway.
+    On PostgreSQL the chains' locks are taken only then, at the end, in sorted order: a
+    zone's changes do their own work side by side (each holds its decision's row) and take
+    turns only for the few statements that link and write their events. On SQLite `chain`
+    is locked at once, because the first write must take the database's write lock (see
+    `lock`); SQLite runs one writer at a time anyway.
 
     Events appended inside the block are linked (seq, time, hashes) only when it ends.
     An exception leaving the block discards them (the caller's transaction rolls back
     anyway). Don't catch an exception raised by an append inside the block and go on.
     """
-    if _held(chain) is not None:  # already held further out: its block writes them
+    if getattr(_holding, "chains", None) is not None:  # held further out: it writes them
         yield
         return
+    _check_chain(chain)
     if connection.vendor != "postgresql":
         lock(chain)
-    chains: dict[str, _Held] = _holding.__dict__.setdefault("chains", {})
-    held = chains[chain] = _Held()
+    chains: dict[str, _Held] = {}
+    _holding.chains = chains
     try:
         yield
     finally:
-        del chains[chain]
-    if not held.events:
-        return
+        _holding.chains = None
+    for name in sorted(chains):
+        if chains[name].events:
+            _write_held(name, chains[name].events)
+
+
+def _write_held(chain: str, events: list[tuple[DecisionEvent, Mapping[str, Any]]]) -> None:
     head = lock(chain)
     seq, prev = head.seq, head.hash
     now = timezone.now()  # under the lock, so times never go backwards along a chain
-    for event, payload in held.events:
+    for event, payload in events:
         seq, prev = seq + 1, _seal(event, seq + 1, prev, now, payload)
-    DecisionEvent.objects.bulk_create([event for event, _ in held.events])
+    DecisionEvent.objects.bulk_create([event for event, _ in events])
     TrailHead.objects.filter(chain=chain).update(seq=seq, hash=prev, updated_at=now)
 
 
@@ -909,7 +942,11 @@ def _scope_filter(scopes: Sequence[Coordinate] | None) -> Q:
         return Q()
     condition = Q(pk__in=[])
     for scope in scopes:
-        condition |= Q(chain=str(scope)) | Q(chain__startswith=f"{scope}.")
+        condition |= (
+            Q(chain=str(scope))
+            | Q(chain__startswith=f"{scope}.")
+            | Q(chain__startswith=f"{scope}{LANE_MARK}")
+        )
     return condition
 
 
@@ -917,7 +954,7 @@ def _in_scope(chain: str, scopes: Sequence[Coordinate] | None) -> bool:
     if scopes is None:
         return True
     try:
-        coordinate = parse(chain)
+        coordinate = parse(chain_node(chain))
     except CoordinateError:
         return False
     return any(scope.covers(coordinate) for scope in scopes)

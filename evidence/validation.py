@@ -83,7 +83,7 @@ def _resolve(
     if paragraph is None:
         item.problem = (
             f"fabricated citation: document {document} version {version.version} has no "
-            f"paragraph {number} (it has {version.paragraphs.count()})"
+            f"paragraph {number} (it has {Paragraph.objects.filter(version=version).count()})"
         )
         return
     start, end = cited.get("start"), cited.get("end")
@@ -102,12 +102,18 @@ def _resolve(
 
 
 def _load_versions(items: list[Item]) -> dict[tuple[int, int | None], DocumentVersion]:
+    """Every version of the cited documents, each with just the cited paragraphs: a policy
+    of thousands of paragraphs in many versions costs what its few cited ones do."""
     documents = {int(i.cited["document"]) for i in items}
+    numbers = {int(i.cited["paragraph"]) for i in items}
     rows = (
         DocumentVersion.objects.filter(document_id__in=documents)
+        .defer("text")  # the whole document's text: the paragraphs carry what is cited
         .select_related("document__zone")
         # The cited spans are embedded afresh, so the stored vectors stay in the database.
-        .prefetch_related(Prefetch("paragraphs", Paragraph.objects.defer("embedding")))
+        .prefetch_related(
+            Prefetch("paragraphs", Paragraph.objects.filter(number__in=numbers).defer("embedding"))
+        )
     )
     found: dict[tuple[int, int | None], DocumentVersion] = {}
     for row in rows:

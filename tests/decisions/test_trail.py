@@ -140,10 +140,13 @@ def test_a_held_chain_writes_a_change_s_events_together_and_they_verify() -> Non
             trail.append(kind="test.b", chain=ZONE, actor="ann", payload={"i": i}) for i in range(3)
         ]
         other = trail.append(kind="test.c", chain=OTHER, actor="system", payload={})
-        # nothing of the held chain is written (nor linked) before the change's block ends
+        # nothing is written (nor linked) before the change's block ends, in any chain
         assert DecisionEvent.objects.filter(chain=ZONE).count() == 1
         assert held[0].hash == ""
-        assert other.pk is not None
+        assert other.pk is None
+    # the other chain's event is written too, as that chain's first
+    assert (other.seq, other.prev_hash) == (1, "0" * 64)
+    assert DecisionEvent.objects.filter(chain=OTHER).count() == 1
     # then they follow the earlier event in order, linked, and the head moved to the last
     stored = list(DecisionEvent.objects.filter(chain=ZONE).order_by("seq"))
     assert [e.seq for e in stored] == [1, 2, 3, 4]
@@ -181,6 +184,19 @@ def test_a_held_change_that_fails_writes_none_of_its_events() -> None:
 )
 def test_an_agent_s_events_belong_to_its_zone_s_chain(coordinate: str, chain: str) -> None:
     assert trail.chain_for(coordinate) == chain
+
+
+def test_a_decision_s_events_go_to_the_lane_of_its_zone_its_id_picks() -> None:
+    lanes = {trail.lane_for("G1.U1.P1.Z1.A7", n) for n in range(1, 4 * trail.LANES + 1)}
+    assert lanes == {f"G1.U1.P1.Z1/{k}" for k in range(trail.LANES)}
+    assert trail.chain_node("G1.U1.P1.Z1/3") == "G1.U1.P1.Z1"
+    assert trail.lane_for("G1.U1.P1.Z1", 11) == trail.lane_for("G1.U1.P1.Z1", 11 + trail.LANES)
+
+
+@pytest.mark.parametrize("chain", ["G1.U1.P1.Z1/", "G1.U1.P1.Z1/x", "G1.U1.P1.Z1/03", "G1/1/2"])
+def test_a_malformed_lane_is_refused(chain: str) -> None:
+    with pytest.raises(ValueError, match="lane"):
+        trail.append(kind="test.a", chain=chain, actor="system", payload={})
 
 
 @pytest.mark.parametrize(

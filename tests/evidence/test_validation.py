@@ -123,6 +123,25 @@ def test_fabricated_citations_score_zero_and_say_which_part_is_missing(
     assert report.gate == "blocked"
 
 
+def test_a_missing_paragraph_s_reason_counts_every_paragraph_of_the_version(
+    documents: None,
+) -> None:
+    # Only cited paragraphs are read to resolve citations; the count still covers them all.
+    approval = paragraph_with("500,000 yen require")
+    total = Paragraph.objects.filter(version=approval.version).count()
+    report = validate(
+        [
+            {
+                "text": "Expenses above 500,000 yen require prior approval by the division head.",
+                "citations": [cite(approval), cite(approval) | {"paragraph": 99}],
+            }
+        ]
+    )
+    evidence = report.body["claims"][0]["evidence"]
+    assert evidence[0]["fabricated"] is False
+    assert f"has no paragraph 99 (it has {total})" in evidence[1]["dropped"]
+
+
 def test_a_superseded_version_is_marked_and_scores_lower_on_recency(
     documents: None, ingest: Callable[..., Any]
 ) -> None:
