@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from decisions.models import Decision, DecisionEvent
@@ -27,22 +28,30 @@ def decision_row(decision: Decision) -> dict[str, Any]:
     }
 
 
+def _event(event: DecisionEvent) -> dict[str, Any]:
+    return {
+        "kind": event.kind,
+        "actor": event.actor,
+        "reason": event.reason,
+        "at": event.created_at.isoformat(),
+        "chain": event.chain,
+        "seq": event.seq,
+        "hash": event.hash,
+    }
+
+
 def decision_events(decision: Decision) -> list[dict[str, Any]]:
     return [
-        {
-            "kind": event.kind,
-            "actor": event.actor,
-            "reason": event.reason,
-            "at": event.created_at.isoformat(),
-            "chain": event.chain,
-            "seq": event.seq,
-            "hash": event.hash,
-        }
+        _event(event)
         for event in DecisionEvent.objects.filter(decision_id=decision.pk).order_by("pk")
     ]
 
 
-def decision_detail(decision: Decision) -> dict[str, Any]:
+def decision_detail(
+    decision: Decision, *, events: Sequence[DecisionEvent] | None = None
+) -> dict[str, Any]:
+    """The decision with its report, approvals and trail events. `events`, when given, are
+    all of its events and it has no approvals (a decision just proposed, as it was made)."""
     report = decision.report
     body = report.body if report is not None else {}
     return {
@@ -64,9 +73,13 @@ def decision_detail(decision: Decision) -> dict[str, Any]:
                 "at": a.created_at.isoformat(),
                 "reason": a.reason,
             }
-            for a in decision.approvals.select_related("reviewer").order_by("pk")
+            for a in (
+                decision.approvals.select_related("reviewer").order_by("pk")
+                if events is None
+                else ()
+            )
         ],
-        "events": decision_events(decision),
+        "events": decision_events(decision) if events is None else [_event(e) for e in events],
     }
 
 

@@ -26,7 +26,15 @@ from coordinates.models import ApiToken, Role
 from coordinates.selectors import effective_policy, has_role
 from decisions import events, trail
 from decisions.chain import canonical_json
-from decisions.models import Approval, Decision, Gate, Outbox, PeriodicReview, State
+from decisions.models import (
+    Approval,
+    Decision,
+    DecisionEvent,
+    Gate,
+    Outbox,
+    PeriodicReview,
+    State,
+)
 from decisions.outbox import outbox_send_after_commit
 from evidence.models import ValidationReport
 from evidence.validation import bundle_create, evaluate_bundle
@@ -43,6 +51,7 @@ REVIEW_ROLES = (Role.REVIEWER, Role.ZONE_ADMIN)
 class Submitted:
     decision: Decision
     replayed: bool
+    proposed: DecisionEvent | None = None  # a new decision's first trail event
 
 
 @contextmanager
@@ -212,13 +221,13 @@ def decision_submit(
             # lock): answer as a replay of that one.
             existing = Decision.objects.get(proposed_by=user, idempotency_key=idempotency_key)
             return _replay(existing, digest)
-        events.decision_proposed(decision, actor=user)
+        proposed = events.decision_proposed(decision, actor=user)
         decision_id, bundle_hash = decision.pk, bundle.content_hash
         _log_after_commit(
             "decision submitted", decision_id=decision_id, zone=decision.zone, agent=decision.agent
         )
         transaction.on_commit(lambda: _schedule_validation(decision_id, bundle_hash))
-    return Submitted(decision, replayed=False)
+    return Submitted(decision, replayed=False, proposed=proposed)
 
 
 def _schedule_validation(decision_id: int, bundle_hash: str) -> None:

@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 
 from coordinates.models import Role
 from decisions.models import Decision, DecisionEvent, Outbox, PeriodicReview
-from tests.decisions.conftest import GOOD, WRONG_NUMBER, ZONE, cite
+from tests.decisions.conftest import AGENT, GOOD, WRONG_NUMBER, ZONE, cite
 
 pytestmark = pytest.mark.django_db
 
@@ -42,6 +42,33 @@ def test_a_well_supported_answer_in_a_lenient_zone_is_carried_to_completed(
         "decision.executed",
         "decision.completed",
     ]
+
+
+def test_the_201_answer_is_the_decision_as_stored_until_it_is_validated(
+    policy_doc: Any,
+    agent_client: Callable[[str], APIClient],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    # given a submission whose validation has not run yet (it runs after commit)
+    client = agent_client(AGENT)
+    body = {
+        "question": "Who approves large travel expenses?",
+        "answer": GOOD,
+        "zone": ZONE,
+        "agent": AGENT,
+        "claims": [{"text": GOOD, "citations": [cite(policy_doc, confidence=0.9)]}],
+    }
+    with django_capture_on_commit_callbacks(execute=False) as pending:
+        response = client.post("/api/v1/decisions/", body, format="json")
+    assert response.status_code == 201, response.json()
+    assert pending, "validation is queued after commit"
+    # then the answer is exactly what a read of the decision says: proposed, one event
+    created = response.json()
+    assert created == client.get(f"/api/v1/decisions/{created['id']}/").json()
+    assert created["state"] == "proposed"
+    assert [e["kind"] for e in created["events"]] == ["decision.proposed"]
+    assert created["events"][0]["seq"] >= 1
+    assert len(created["events"][0]["hash"]) == 64
 
 
 def test_weak_evidence_that_still_passes_is_flagged_for_periodic_review(
