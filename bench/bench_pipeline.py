@@ -10,7 +10,8 @@ keep-alive connection, for a bounded time. Measures the submit API latency, the 
 which submissions are accepted and at which decisions reach a graded state (polled in the
 database), and the latency from submission to gate (the `decision.validated` trail event).
 Then profiles one submission and one validation in this process: time and queries, and how
-long each holds the zone's trail lock, which every change in a zone takes in turn.
+long each holds its trail lane's lock (a zone's decisions are spread over trail.LANES lanes;
+the changes of one lane take its lock in turn).
 
 Prints the machine's core count and load; servers are stopped and the database dropped at
 the end (BENCH_KEEP=1 keeps it).
@@ -364,7 +365,7 @@ def _pct(values: list[float], q: float) -> float:
 
 def _profile(token: str, claims: list[dict[str, Any]]) -> None:
     """Submissions and validations one at a time: wall time, queries, how long each holds the
-    zone's trail lock, and where that time goes."""
+    trail lane's lock, and where that time goes."""
     os.environ.update(_base_env())
     os.environ["CELERY_TASK_ALWAYS_EAGER"] = "1"
     os.environ["DJANGO_DEBUG"] = "0"
@@ -407,7 +408,7 @@ def _profile(token: str, claims: list[dict[str, Any]]) -> None:
     lock = trail.lock
 
     def timed_lock(chain: str) -> Any:
-        # From asking for the zone's trail lock (the first statement of every change) to the
+        # From asking for the lane's trail lock (the last step of every change) to the
         # end of the transaction that holds it: registered first, this runs first on commit.
         start = time.perf_counter()
         transaction.on_commit(lambda: add("lock", time.perf_counter() - start))
@@ -456,8 +457,8 @@ def _profile(token: str, claims: list[dict[str, Any]]) -> None:
         )
     per_decision = median("submit", "lock") + median("validate", "lock")
     print(
-        f"  -> a zone's changes take its trail lock one at a time: at most ~{1 / per_decision:.0f}"
-        " decisions/s per zone here, however many web and Celery processes run"
+        f"  -> one lane's changes take its lock one at a time: at most ~{1 / per_decision:.0f}"
+        f" decisions/s per lane, ~{trail.LANES / per_decision:.0f}/s per zone ({trail.LANES} lanes)"
     )
     print(
         "  (evaluate runs before the lock; the graph follows the trail afterwards, in a run"
@@ -488,7 +489,7 @@ def main() -> None:
         services.start(log_dir)
         services.wait_ready()
         with psycopg.connect(f"{SERVER}/{DATABASE}", autocommit=True) as db:
-            _load(services.port, token, claims, total, db)
+            _load(services, token, claims, total, db)
         services.stop()
         _profile(token, claims)
     finally:
@@ -499,9 +500,38 @@ def main() -> None:
     print(f"server and worker logs: {log_dir}")
 
 
+def _cpu_seconds(groups: dict[str, int]) -> dict[str, float] | None:
+    """CPU time (user + system) so far of every process in each named process group, and
+    of the PostgreSQL server's processes ("postgres"), read from /proc; None off Linux."""
+    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    spent = dict.fromkeys([*groups, "postgres"], 0.0)
+    names = {pgid: name for name, pgid in groups.items()}
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return None
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                line = stat.read()
+        except OSError:
+            continue  # gone in the meantime
+        command = line[line.index("(") + 1 : line.rindex(")")]
+        fields = line[line.rindex(")") + 2 :].split()
+        name = "postgres" if command == "postgres" else names.get(int(fields[2]))
+        if name is not None:
+            spent[name] += (int(fields[11]) + int(fields[12])) / ticks
+    return spent
+
+
 def _load(
-    port: int, token: str, claims: list[dict[str, Any]], total: int, db: psycopg.Connection[Any]
+    services: Services,
+    token: str,
+    claims: list[dict[str, Any]],
+    total: int,
+    db: psycopg.Connection[Any],
 ) -> None:
+    port = services.port
     # warm up: imports, connections, the embedder, in both web and worker processes
     warm, _ = _drive(port, token, claims, 40, 20.0, "warm")
     warm_ids = [s.decision_id for s in warm if s.decision_id is not None]
@@ -525,6 +555,8 @@ def _load(
                 done.wait(0.5)
 
     poller = threading.Thread(target=poll)
+    groups = {"web": services.processes[0].pid, "worker": services.processes[1].pid}
+    cpu_before = _cpu_seconds(groups)
     poller.start()
     sent, t0 = _drive(port, token, claims, total, RATE, "load")
     load_end = max(s.started + s.seconds for s in sent)
@@ -533,6 +565,7 @@ def _load(
     while _graded_count(db, ids) < len(ids) and time.monotonic() < deadline:
         time.sleep(0.2)
     drained = time.perf_counter()
+    cpu_after = _cpu_seconds(groups)
     done.set()
     poller.join()
 
@@ -573,6 +606,17 @@ def _load(
         f"submit -> gated latency: p50 {_pct(lat_ms, 0.5):.0f} ms, "
         f"p95 {_pct(lat_ms, 0.95):.0f} ms, max {max(lat_ms, default=0):.0f} ms"
     )
+    if cpu_before is not None and cpu_after is not None and graded:
+        # What one decision costs each part, from submit to gate: the ceiling this machine's
+        # cores put on the rate, however the work is spread over processes.
+        per = {k: (cpu_after[k] - cpu_before[k]) * 1000 / graded for k in cpu_after}
+        whole = sum(per.values())
+        cores = os.cpu_count() or 1
+        print(
+            f"CPU per decision: web {per['web']:.1f} ms, worker {per['worker']:.1f} ms, "
+            f"PostgreSQL {per['postgres']:.1f} ms; {whole:.1f} ms in all, so {cores} cores "
+            f"carry at most ~{cores * 1000 / whole:.0f} decisions/s (client and Redis aside)"
+        )
 
 
 if __name__ == "__main__":

@@ -252,7 +252,8 @@ def decision_validate(*, decision_id: int, bundle_hash: str) -> Decision:
     # parallel; only the run that still finds the decision proposed stores its report.
     report = evaluate_bundle(decision.bundle, policy)
     with _zone_change(decision.zone):
-        locked = Decision.objects.select_for_update().select_related("bundle").get(pk=decision_id)
+        locked = Decision.objects.select_for_update().get(pk=decision_id)
+        locked.bundle = decision.bundle  # immutable: the one read above, not locked again
         if locked.state != State.PROPOSED:
             # another worker won; its report stands
             log.info("decision already validated", extra={"decision_id": decision_id})

@@ -13,7 +13,6 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from django.db.models import Prefetch
 from django.utils import timezone
 
 from coordinates.coordinate import Coordinate
@@ -62,9 +61,11 @@ def bundle_create(*, zone: Coordinate, claims: Sequence[Mapping[str, Any]]) -> E
     )
 
 
-def _resolve(
-    item: Item, zone: str, versions: dict[tuple[int, int | None], DocumentVersion]
-) -> None:
+Versions = dict[tuple[int, int | None], DocumentVersion]  # (document, version or None: current)
+CitedParagraphs = dict[tuple[int, int], Paragraph]  # (version pk, paragraph number)
+
+
+def _resolve(item: Item, zone: str, versions: Versions, paragraphs: CitedParagraphs) -> None:
     cited = item.cited
     document, wanted = int(cited["document"]), cited.get("version")
     version = versions.get((document, wanted))
@@ -79,7 +80,7 @@ def _resolve(
         )
         return
     number = int(cited["paragraph"])
-    paragraph = next((p for p in version.paragraphs.all() if p.number == number), None)
+    paragraph = paragraphs.get((version.pk, number))
     if paragraph is None:
         item.problem = (
             f"fabricated citation: document {document} version {version.version} has no "
@@ -101,27 +102,26 @@ def _resolve(
     item.span = paragraph.text[start or 0 : end or length]
 
 
-def _load_versions(items: list[Item]) -> dict[tuple[int, int | None], DocumentVersion]:
-    """Every version of the cited documents, each with just the cited paragraphs: a policy
-    of thousands of paragraphs in many versions costs what its few cited ones do."""
+def _load_versions(items: list[Item]) -> tuple[Versions, CitedParagraphs]:
+    """Every version of the cited documents, and of their paragraphs just the cited ones: a
+    policy of thousands of paragraphs in many versions costs what its few cited ones do."""
     documents = {int(i.cited["document"]) for i in items}
     numbers = {int(i.cited["paragraph"]) for i in items}
-    rows = (
+    versions = list(
         DocumentVersion.objects.filter(document_id__in=documents)
         .defer("text")  # the whole document's text: the paragraphs carry what is cited
         .select_related("document__zone")
-        # The cited spans are embedded afresh, so the stored vectors stay in the database.
-        .prefetch_related(
-            Prefetch("paragraphs", Paragraph.objects.filter(number__in=numbers).defer("embedding"))
-        )
     )
-    found: dict[tuple[int, int | None], DocumentVersion] = {}
-    for row in rows:
+    # The cited spans are embedded afresh, so the stored vectors stay in the database.
+    paragraphs = Paragraph.objects.filter(version__in=versions, number__in=numbers)
+    cited = {(p.version_id, p.number): p for p in paragraphs.defer("embedding")}
+    found: Versions = {}
+    for row in versions:
         found[(row.document_id, row.version)] = row
         latest = found.get((row.document_id, None))
         if latest is None or row.version > latest.version:
             found[(row.document_id, None)] = row  # no version given: the current one
-    return found
+    return found, cited
 
 
 def _judge(item: Item, statement: str, similarity: float, now: datetime) -> None:
@@ -236,9 +236,9 @@ def evaluate_bundle(bundle: EvidenceBundle, policy: EffectivePolicy) -> Validati
         for k, claim in enumerate(claims)
         for cited in claim.get("citations", [])
     ]
-    versions = _load_versions(items) if items else {}
+    versions, paragraphs = _load_versions(items) if items else ({}, {})
     for item in items:
-        _resolve(item, bundle.zone, versions)
+        _resolve(item, bundle.zone, versions, paragraphs)
 
     model = embedder()
     statements = [statement for _, statement in kinds]
