@@ -251,9 +251,7 @@ class DecisionListView(APIView):
             return Response(
                 decision_detail(made, events=[submitted.proposed]), status=status.HTTP_201_CREATED
             )
-        decision = Decision.objects.select_related("bundle", "report", "claimed_by").get(
-            pk=made.pk
-        )
+        decision = Decision.objects.select_related("bundle", "report", "claimed_by").get(pk=made.pk)
         if submitted.replayed:
             return Response(
                 decision_detail(decision), status=200, headers={"Idempotent-Replayed": "true"}

@@ -30,8 +30,9 @@ class DecisionEvent(models.Model):
     `canonical` holds the exact bytes that were hashed: `hash = sha256(prev_hash + canonical)`.
     They decode to {v, kind, chain, seq, decision, actor, reason, at, payload}; the columns
     beside them repeat those values so they can be queried (`verify_trail --deep` checks they
-    agree). Each zone-tree node has its own chain (`chain` = its coordinate), numbered by
-    `seq` from 1, so an export scoped to some zones is a set of whole chains.
+    agree). Each zone-tree node has its own chain (`chain` = its coordinate), and a zone's
+    decisions have its lanes ("G1.U1.P1.Z1/3", see decisions.trail); each chain is numbered
+    by `seq` from 1, so an export scoped to some zones is a set of whole chains.
     """
 
     chain = models.CharField(max_length=64)

@@ -58,11 +58,11 @@ class Submitted:
 def _zone_change(zone: str, *, idempotency: str = "") -> Iterator[None]:
     """One change in `zone`, in one transaction: its trail events are linked and written
     together at the end (`trail.holding`) and its decision events go to the knowledge graph
-    in one task after commit. On PostgreSQL the zone chain's lock is the change's last step,
-    after the decision's row lock, the same order everywhere, so nothing deadlocks and a
-    zone's changes take turns only for the writing of their events. On SQLite it is the
-    first statement: a transaction that writes first waits for the write lock instead of
-    failing.
+    in one task after commit. On PostgreSQL the lock of the decision's trail lane is the
+    change's last step, after the decision's row lock, the same order everywhere, so nothing
+    deadlocks and the changes of one lane take turns only for the writing of their events.
+    On SQLite the zone's chain is locked by the first statement: a transaction that writes
+    first waits for the write lock instead of failing.
 
     `idempotency` names a request key to claim first, without waiting (PostgreSQL): a
     request whose key another request holds is told 409 at once, not queued behind the zone.

@@ -127,6 +127,22 @@ def test_a_zone_narrows_the_export_to_its_subtree(
     }
 
 
+def test_a_zone_s_export_holds_its_decision_lanes_and_no_other_zone_s(
+    trail_data: None, auditor: Callable[..., Any], person: Any, client_for: Any, tmp_path: Path
+) -> None:
+    fill("G1.U1.P1.Z1/3", 2)
+    fill("G1.U1.P1.Z1/12", 1)
+    fill("G1.U1.P1.Z2/3", 1)
+    fill("G1.U1.P1.Z10/3", 1)  # a zone whose name starts with the other's
+    content = body_of(export(auditor("G1"), zone="G1.U1.P1.Z1"))
+    assert chains_in(content) == {"G1.U1.P1.Z1", "G1.U1.P1.Z1/3", "G1.U1.P1.Z1/12"}
+    assert verify_file(save(tmp_path, content))[0] == 0
+    # an auditor of that zone alone gets its lanes too, and nothing of the other zones
+    own = chains_in(body_of(export(client_for(person("zone-aud", "auditor", "G1.U1.P1.Z1")))))
+    assert {"G1.U1.P1.Z1/3", "G1.U1.P1.Z1/12"} <= own
+    assert not any(chain.startswith(("G1.U1.P1.Z2", "G1.U1.P1.Z10")) for chain in own)
+
+
 def test_a_superuser_gets_every_chain(trail_data: None, client_for: Any) -> None:
     from django.contrib.auth import get_user_model
 
