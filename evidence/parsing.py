@@ -37,8 +37,9 @@ HEADING_MAX_CHARS: Final = 80  # an unmarked line longer than this is prose, not
 # markdown-it parses in pure Python at tens of microseconds per markup character and per line
 # (times the depth of the quotes and lists around the line): 5 MB of `*[_` runs took about
 # 2 minutes. So a Markdown upload may cost at most this much work, counted before parsing
-# (see `markdown_work`): a few seconds on one core. Prose with ordinary markup stays far
-# below it; more is refused, and the same text is accepted as plain text or HTML.
+# (see `markdown_work`): the slowest shapes at the limit parse in 2-6 s on a busy 2-core
+# machine (bench/bench_parsing.py), while 5 MB of ordinary lists, tables and links stays
+# under it. More is refused (413), and the same text is accepted as plain text or HTML.
 MAX_MARKDOWN_WORK: Final = 150_000
 
 FORMATS: Final = ("text", "markdown", "html", "pdf")

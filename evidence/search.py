@@ -18,6 +18,7 @@ import dataclasses
 import logging
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,20 +42,25 @@ from evidence.services import embedder
 logger = logging.getLogger(__name__)
 
 # Candidates the HNSW scan keeps (pgvector's hnsw.ef_search). On MiniLM vectors of 100,000
-# paragraphs (bench/bench_retrieval_pg.py, ef_construction 128): recall@15 against exact
-# search ~0.96 at 40, ~0.97 at 60, ~0.97-0.98 at 80; each step costs ~0.5 ms unscoped.
-HNSW_EF_SEARCH = 60
+# paragraphs (bench/bench_retrieval_pg.py, ef_construction 200), recall@15 against exact
+# search for a search of every zone: ~0.96 at 60, ~0.97 at 80, ~0.98 at 100, each step
+# ~0.4 ms. Under a scope the iterative scan looks well past the list anyway (~0.98).
+HNSW_EF_SEARCH = 80
+# The expression migration 0007 indexes: the vector in half precision.
+HNSW_INDEXED = f"(embedding::halfvec({EMBEDDING_DIM}))"
 # Up to this many candidate paragraphs (current, in scope) the dense leg reads them all and
-# sorts: exact, and faster than an HNSW scan that has to step past the other zones'
-# neighbours (each row an HNSW scan skips costs it more graph search). Measured among 100,000
-# paragraphs with the vectors stored in the rows (migration 0007): exact 6 ms against HNSW
-# 9 ms at 4,600 candidates, 11 ms against 4 ms at 7,550.
-EXACT_MAX_ROWS = 6_000
+# sorts: exact, and as fast as an HNSW scan that has to step past the other zones'
+# neighbours (each row it skips costs it more graph search), and far steadier. Measured
+# among 100,000 paragraphs, vectors in the rows (migration 0007), LIMIT 30, p50 / p95: exact
+# 5.6 / 7.4 ms against HNSW 21 / 44 at 4,600 candidates, 12 / 16 against 20 / 25 at 7,550,
+# 22 / 29 against 14 / 18 at 13,950 (bench/bench_retrieval_pg.py).
+EXACT_MAX_ROWS = 10_000
 # The BM25 tail is folded into a rebuilt index, in the background, once it holds more than
 # both of these (tail paragraphs score exactly; the base's statistics drift as it grows).
 REBUILD_TAIL_ROWS = 2_000
 REBUILD_TAIL_SHARE = 0.02
 _FETCH_BATCH = 500  # ids per IN (...) when reading new paragraphs (SQLite caps parameters)
+_MASKS_KEPT = 256  # candidate masks kept per corpus state (100 kB each at 100,000 rows)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +81,10 @@ class Corpus:
     embedders: list[str] | None  # each row's embedder name, to see re-embedding (SQLite)
     sparse: BM25Index
     dense: DenseIndex | None  # None on PostgreSQL, where the HNSW index answers
+    # candidate_mask's results for this state, by scope.
+    masks: dict[object, NDArray[np.bool_]] = dataclasses.field(
+        default_factory=dict, compare=False, repr=False
+    )
 
 
 _lock = threading.Lock()
@@ -350,6 +360,24 @@ def scope_mask(loaded: Corpus, scopes: list[Coordinate] | None) -> NDArray[np.bo
     return allowed[loaded.zone_codes] & loaded.live
 
 
+def candidate_mask(
+    loaded: Corpus, scopes: list[Coordinate] | None, include_superseded: bool
+) -> NDArray[np.bool_]:
+    """Rows a search may return: in scope, in the store, current unless superseded ones are
+    asked for. Kept per corpus for the scopes seen last (a scope is asked again and again)."""
+    key = (None if scopes is None else tuple(sorted(map(str, scopes))), include_superseded)
+    mask = loaded.masks.get(key)
+    if mask is None:
+        mask = scope_mask(loaded, scopes)
+        if not include_superseded:
+            mask &= loaded.current
+        mask.flags.writeable = False  # shared by every search of this scope
+        if len(loaded.masks) >= _MASKS_KEPT:
+            loaded.masks.clear()
+        loaded.masks[key] = mask
+    return mask
+
+
 def scope_zones(loaded: Corpus, scopes: list[Coordinate] | None) -> list[str] | None:
     """The zones of the corpus that are in scope (None: no scope, every zone)."""
     if scopes is None:
@@ -364,9 +392,15 @@ def dense_leg_postgres(
     k: int,
     *,
     exact: bool,
+    ef_search: int = HNSW_EF_SEARCH,
 ) -> Ranked:
     """The k paragraphs nearest to `vector` by cosine, among `zones` (None: all), by an
     HNSW index scan or, when `exact`, by reading every candidate and sorting.
+
+    Stored vectors are unit length (the Embedder contract), so cosine is the inner product,
+    which pgvector computes in a third of the work (`<#>` is its negative). The HNSW index
+    (migration 0007) holds the vectors in half precision; the similarities returned are
+    computed from the rows' full-precision vectors.
 
     One round trip: the HNSW settings and the query go as one simple-protocol message (Django
     binds parameters client-side), which PostgreSQL runs as one transaction, so the settings
@@ -374,45 +408,43 @@ def dense_leg_postgres(
     scans only.
     """
     conditions = ["embedding IS NOT NULL"]
-    params: list[str | int | list[str]] = []
     if not include_superseded:
         conditions.append("current")
     if zones is not None:
         # The zones themselves, not prefix patterns: the planner then knows how many rows
         # they hold, and the (current, zone) index can fetch them.
-        conditions.append("zone = ANY(%s)")
-        params.append(zones)
-    literal = "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
+        conditions.append("zone = ANY(%(zones)s)")
+    params = {
+        "vector": "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]",
+        "zones": zones,
+        "k": k,
+        "ef_search": str(ef_search),
+    }
     # Only fixed strings are joined in; every value travels as a parameter.
-    where = " AND ".join(conditions)
+    select = (
+        "SELECT id, (embedding <#> %(vector)s::vector) * -1 AS similarity "
+        "FROM evidence_paragraph WHERE " + " AND ".join(conditions)
+    )
     if exact:
-        # HNSW can only yield `embedding <=> q` ascending; ordering by the similarity itself
-        # leaves the planner reading the candidates (the (current, zone) index) and keeping
-        # the top k in a heap sort, with no setting to change.
-        sql = (
-            "SELECT id, 1 - (embedding <=> %s::vector) AS similarity FROM evidence_paragraph "  # noqa: S608
-            "WHERE " + where + " ORDER BY similarity DESC LIMIT %s"
-        )
-        arguments = [literal, *params, k]
+        # HNSW can only yield its indexed expression's distance ascending; ordering by the
+        # similarity leaves the planner reading the candidates (the (current, zone) index)
+        # and keeping the top k in a heap sort, with no setting to change.
+        sql = select + " ORDER BY similarity DESC LIMIT %(k)s"
     else:
         # Iterative scans keep looking past filtered-out neighbours (pgvector >= 0.8).
         sql = (
-            "SELECT set_config('hnsw.ef_search', %s, true), "  # noqa: S608
+            "SELECT set_config('hnsw.ef_search', %(ef_search)s, true), "
             "set_config('hnsw.iterative_scan', 'relaxed_order', true); "
-            # Ordering by the distance column is ordering by `embedding <=> q`: the index
-            # answers it, and the 3 kB vector literal is sent and parsed once.
-            "SELECT id, embedding <=> %s::vector AS distance FROM evidence_paragraph "
-            "WHERE " + where + " ORDER BY distance LIMIT %s"
+            + select
+            + f" ORDER BY {HNSW_INDEXED} <#> %(vector)s::halfvec({EMBEDDING_DIM}) LIMIT %(k)s"
         )
-        arguments = [str(HNSW_EF_SEARCH), literal, *params, k]
     with connection.cursor() as cursor:
-        cursor.execute(sql, arguments)
+        cursor.execute(sql, params)
         if not exact:
             cursor.nextset()  # past the settings' row
         rows = cursor.fetchall()
-    # Cosine similarities, best first (relaxed order: the few rows returned are re-sorted).
-    similarity = sorted(((r[0], r[1] if exact else 1.0 - r[1]) for r in rows), key=lambda r: -r[1])
-    return Ranked([r[0] for r in similarity], np.asarray([r[1] for r in similarity], np.float32))
+    rows.sort(key=lambda r: -r[1])  # relaxed order, half precision: re-sort the few rows
+    return Ranked([r[0] for r in rows], np.asarray([r[1] for r in rows], dtype=np.float32))
 
 
 def search_paragraphs(
@@ -431,9 +463,7 @@ def search_paragraphs(
     already; without it the query is embedded here.
     """
     loaded = corpus()
-    mask = scope_mask(loaded, scopes)
-    if not include_superseded:
-        mask &= loaded.current
+    mask = candidate_mask(loaded, scopes, include_superseded)
     candidates = int(np.count_nonzero(mask))
     if candidates == 0:
         return []
@@ -445,14 +475,28 @@ def search_paragraphs(
         # would rank arbitrary paragraphs (or NaN distances on PostgreSQL) as its best.
         dense = Ranked([], np.zeros(0, dtype=np.float32))
     elif loaded.dense is None:
+        # BM25 runs in memory while PostgreSQL answers the dense leg: waiting on the socket
+        # releases the GIL, so the two overlap instead of adding up.
+        sparse_leg = _sparse_executor().submit(loaded.sparse.search, query, pool, mask=mask)
         zones = scope_zones(loaded, scopes)
         exact = candidates <= EXACT_MAX_ROWS
-        # An exact scan sorts every candidate, so 2k costs what k does. An HNSW scan under a
-        # scope pays pgvector's iterative scan a round of graph search for every further
-        # in-scope row it must find: 2k costs about twice k, so it fetches k.
-        limit = pool if exact else k
-        dense = dense_leg_postgres(vector, zones, include_superseded, limit, exact=exact)
+        dense = dense_leg_postgres(vector, zones, include_superseded, pool, exact=exact)
+        sparse = sparse_leg.result()
+        return fuse(dense, sparse, dense_weight=dense_weight, sparse_weight=sparse_weight, k=k)
     else:
         dense = loaded.dense.search(vector, pool, mask=mask & loaded.embedded)
     sparse = loaded.sparse.search(query, pool, mask=mask)
     return fuse(dense, sparse, dense_weight=dense_weight, sparse_weight=sparse_weight, k=k)
+
+
+_executor_lock = threading.Lock()
+_executor: ThreadPoolExecutor | None = None
+
+
+def _sparse_executor() -> ThreadPoolExecutor:
+    """Threads for BM25 legs (pure computation, no database), made on first use."""
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="maria-bm25")
+        return _executor

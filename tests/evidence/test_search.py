@@ -166,6 +166,19 @@ def test_a_query_without_a_searchable_term_finds_nothing(store: None) -> None:
     assert search("?!") == []
 
 
+def test_a_scope_mask_is_worked_out_once_per_corpus_state_and_never_written(store: None) -> None:
+    loaded = corpus()
+    first = search_module.candidate_mask(loaded, [parse("G1")], False)
+
+    assert search_module.candidate_mask(loaded, [parse("G1")], False) is first
+    assert not first.flags.writeable  # a search cannot narrow it for the next one
+    with_old = search_module.candidate_mask(loaded, [parse("G1")], True)
+    assert with_old is not first
+    assert (with_old >= first).all()
+    zones = {loaded.zone_names[c] for c in loaded.zone_codes[first]}
+    assert zones == {"G1.U1.P1.Z1", "G1.U1.P1.Z2", "G1.U1.P2.Z1"}
+
+
 # --- versions -----------------------------------------------------------------------------
 
 
@@ -418,23 +431,22 @@ def dense_statement(query: str, scopes: list[str] | None) -> tuple[str, Any]:
     search(query, scopes)  # the corpus is loaded: what follows is the search alone
     with connection.execute_wrapper(record):
         search(query, scopes)
-    dense = [(sql, params) for sql, params in statements if "<=>" in sql]
+    dense = [(sql, params) for sql, params in statements if "<#>" in sql]
     assert len(dense) == 1, statements
-    assert not any("set_config" in sql for sql, _ in statements if "<=>" not in sql)
+    assert not any("set_config" in sql for sql, _ in statements if "<#>" not in sql)
     return dense[0]
 
 
 def plan_of(statement: tuple[str, Any], *settings: str) -> str:
     """EXPLAIN of the dense query under the settings sent with it, plus `settings`."""
-    sql, params = statement
+    sql, params = statement  # named parameters: each statement takes the ones it names
     setup, _, query = sql.rpartition("; ")
-    n_setup = setup.count("%s")
     with transaction.atomic(), connection.cursor() as cursor:
         if setup:
-            cursor.execute(setup, params[:n_setup])
+            cursor.execute(setup, params)
         for extra in settings:
             cursor.execute(extra)
-        cursor.execute("EXPLAIN " + query, params[n_setup:])
+        cursor.execute("EXPLAIN " + query, params)
         return "\n".join(row[0] for row in cursor.fetchall())
 
 

@@ -19,7 +19,7 @@ storage = importlib.import_module("evidence.migrations.0007_paragraph_vector_sto
 
 @pytest.mark.parametrize(
     ("rows", "megabytes"),
-    [(0, 64), (10_000, 64), (100_000, 301), (1_000_000, 2_048)],
+    [(0, 64), (10_000, 64), (100_000, 172), (1_000_000, 1_717), (2_000_000, 2_048)],
 )
 def test_the_index_build_gets_the_graph_size_and_a_half_within_bounds(
     rows: int, megabytes: int
@@ -62,10 +62,15 @@ def test_vectors_stay_in_their_rows(ingest: Callable[..., Any]) -> None:
 
 @pytest.mark.postgres
 @pytest.mark.django_db
-def test_the_hnsw_graph_is_built_with_ef_construction_128() -> None:
+def test_the_hnsw_graph_is_half_precision_inner_product_with_ef_construction_200() -> None:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT reloptions FROM pg_class WHERE relname = 'paragraph_embedding_hnsw'")
-        assert sorted(cursor.fetchone()[0]) == ["ef_construction=128", "m=16"]
+        cursor.execute(
+            "SELECT c.reloptions, pg_get_indexdef(c.oid) FROM pg_class c "
+            "WHERE c.relname = 'paragraph_embedding_hnsw'"
+        )
+        options, definition = cursor.fetchone()
+    assert sorted(options) == ["ef_construction=200", "m=16"]
+    assert "USING hnsw (((embedding)::halfvec(384)) halfvec_ip_ops)" in definition
 
 
 @pytest.mark.postgres
