@@ -71,20 +71,26 @@ def submit(
         **extra: Any,
     ) -> Any:
         client = clients.setdefault(token_of, agent_client(token_of))
-        body = {
-            "question": "Who approves large travel expenses?",
-            "answer": " ".join(c["text"] for c in claims) or "An answer.",
-            "zone": zone,
-            "agent": agent,
-            "claims": claims,
-            **extra,
-        }
+        body = answer_body(claims, zone=zone, agent=agent) | extra
         headers: dict[str, Any] = {"HTTP_IDEMPOTENCY_KEY": key} if key else {}
         with django_capture_on_commit_callbacks(execute=True):
             response = client.post("/api/v1/decisions/", body, format="json", **headers)
         return Submission(response, client)
 
     return run
+
+
+def answer_body(
+    claims: list[dict[str, Any]], *, zone: str = ZONE, agent: str = AGENT
+) -> dict[str, Any]:
+    """A submission's JSON body: the claims joined are the answer."""
+    return {
+        "question": "Who approves large travel expenses?",
+        "answer": " ".join(c["text"] for c in claims) or "An answer.",
+        "zone": zone,
+        "agent": agent,
+        "claims": claims,
+    }
 
 
 def cite(paragraph: Any, **extra: Any) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 
 from coordinates.models import Role
 from decisions.models import Decision, DecisionEvent, Outbox, PeriodicReview
-from tests.decisions.conftest import AGENT, GOOD, WRONG_NUMBER, ZONE, cite
+from tests.decisions.conftest import AGENT, GOOD, WRONG_NUMBER, ZONE, answer_body, cite
 
 pytestmark = pytest.mark.django_db
 
@@ -51,13 +51,7 @@ def test_the_201_answer_is_the_decision_as_stored_until_it_is_validated(
 ) -> None:
     # given a submission whose validation has not run yet (it runs after commit)
     client = agent_client(AGENT)
-    body = {
-        "question": "Who approves large travel expenses?",
-        "answer": GOOD,
-        "zone": ZONE,
-        "agent": AGENT,
-        "claims": [{"text": GOOD, "citations": [cite(policy_doc, confidence=0.9)]}],
-    }
+    body = answer_body([{"text": GOOD, "citations": [cite(policy_doc, confidence=0.9)]}])
     with django_capture_on_commit_callbacks(execute=False) as pending:
         response = client.post("/api/v1/decisions/", body, format="json")
     assert response.status_code == 201, response.json()

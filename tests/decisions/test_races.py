@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 
 from decisions import trail
 from decisions.models import Decision, DecisionEvent
-from tests.decisions.conftest import AGENT, GOOD, ZONE, cite
+from tests.decisions.conftest import AGENT, GOOD, ZONE, answer_body, cite
 from tests.decisions.helpers import at_once, kinds, pushes, reviewer
 
 pytestmark = [
@@ -127,13 +127,7 @@ def test_twenty_concurrent_submissions_with_one_key_make_one_decision(
     # given an agent that sends the same answer twenty times at once, with one key
     set_policy(tau=0.3, refusal_floor=0.2, floor=0.05)
     clients = [agent_client(AGENT) for _ in range(20)]
-    body = {
-        "question": "Who approves large travel expenses?",
-        "answer": GOOD,
-        "zone": ZONE,
-        "agent": AGENT,
-        "claims": [{"text": GOOD, "citations": [cite(policy_doc)]}],
-    }
+    body = answer_body([{"text": GOOD, "citations": [cite(policy_doc)]}])
 
     # when the twenty requests race
     responses = at_once(
