@@ -69,6 +69,53 @@ def test_concurrent_appends_on_postgresql_leave_one_consistent_chain() -> None:
     assert trail.verify_database().intact
 
 
+@pytest.mark.postgres
+@pytest.mark.usefixtures("committed_trail")
+def test_concurrent_changes_over_a_zone_s_lanes_neither_deadlock_nor_fork() -> None:
+    # Each change appends to two lanes, in an order of its own, and to the zone's chain; the
+    # held events are written at the block's end chain by chain in sorted order, so two
+    # changes never wait on each other's lanes in opposite orders (a deadlock here).
+    threads, changes = 24, 5
+    lanes = [trail.lane_for(CHAIN, n) for n in range(trail.LANES)]
+    start = threading.Barrier(threads)
+    errors: list[BaseException] = []
+
+    def work(worker: int) -> None:
+        try:
+            start.wait()
+            for k in range(changes):
+                first = lanes[(worker + k) % len(lanes)]
+                second = lanes[(3 * worker + k + 1) % len(lanes)]
+                order = (second, first) if worker % 2 else (first, second)
+                with transaction.atomic(), trail.holding(CHAIN):
+                    for chain in (*order, CHAIN):
+                        trail.append(
+                            kind="test.concurrent",
+                            chain=chain,
+                            actor=f"worker{worker}",
+                            payload={"worker": worker, "k": k},
+                        )
+        except BaseException as error:  # collected and asserted below
+            errors.append(error)
+        finally:
+            connection.close()
+
+    pool = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join()
+
+    assert errors == []
+    events = DecisionEvent.objects.filter(kind="test.concurrent")
+    assert events.count() == threads * changes * 3
+    for chain in {CHAIN, *lanes}:
+        seqs = list(events.filter(chain=chain).order_by("seq").values_list("seq", flat=True))
+        assert seqs == list(range(1, len(seqs) + 1)), chain
+        assert TrailHead.objects.get(chain=chain).seq == len(seqs)
+    assert trail.verify_database().intact
+
+
 _SQLITE_SCRIPT = textwrap.dedent(
     """
     import json, threading
