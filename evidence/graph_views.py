@@ -16,12 +16,17 @@ from evidence.selectors import in_scopes, reader_scopes
 @login_required
 def explorer(request: HttpRequest) -> HttpResponse:
     """Ask the graph a question in a zone; see the evidence subgraph, its cohesion against the
-    zone's threshold, the gate outcome, structural gaps and risk concentration."""
+    zone's threshold, the gate outcome, structural gaps and risk concentration. `?zone=&q=`
+    (the links from the queue's risk hotspots) fill the form in and ask at once."""
     zones = [z.coordinate for z in visible_zones(request.user) if z.level == Level.ZONE]
     return render(
         request,
         "graph/explorer.html",
-        {"zones": sorted(zones), "zone": request.GET.get("zone") or (zones[0] if zones else "")},
+        {
+            "zones": sorted(zones),
+            "zone": request.GET.get("zone") or (zones[0] if zones else ""),
+            "q": request.GET.get("q", "")[:2000],
+        },
     )
 
 

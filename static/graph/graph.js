@@ -109,6 +109,8 @@
         document.getElementById("graph-answer").textContent = error.message;
       });
     });
+    // A question in the address (?zone=&q=, as the risk hotspots link) is asked at once.
+    if (form.elements.q.value) { form.requestSubmit(); }
   }
 
   function responsibility(container) {

@@ -260,3 +260,35 @@ def test_a_dropped_socket_reconnects_and_resynchronises(
     # then the page reconnects and shows what it missed
     ann.wait_for_selector('#live[data-state="live"]', timeout=20_000)
     ann.wait_for_selector(f'#queue-rows tr[data-id="{decision_id}"]')
+
+
+def test_a_link_with_a_question_asks_the_graph_explorer_at_once(
+    committed_trail: None,
+    live_asgi: LiveASGI,
+    browser: Any,
+    person: Callable[..., Any],
+    policy_doc: Any,
+    set_policy: Callable[..., Any],
+) -> None:
+    from urllib.parse import urlencode
+
+    from coordinates.coordinate import parse
+    from coordinates.services import token_issue
+
+    # given a zone whose graph knows an answered decision and its evidence
+    set_policy(tau=0.3, refusal_floor=0.2, floor=0.05)
+    person("rita", Role.REVIEWER, ZONE)
+    _, key = token_issue(agent=parse(f"{ZONE}.A1"))
+    base = live_asgi.url
+    submit_over_http(base, key, policy_doc)
+    page = log_in(browser, base, "rita")
+
+    # when a reader follows a link that carries a zone and a question (as the risk hotspots do)
+    question = "Who approves large travel expenses?"
+    page.goto(f"{base}/graph/?{urlencode({'zone': ZONE, 'q': question})}")
+
+    # then the form holds them and the graph's answer is drawn without another click
+    page.wait_for_selector("#graph-gate:has-text('gate:')")  # no eval: the page's CSP forbids it
+    assert page.input_value("input[name=q]") == question
+    assert page.input_value("select[name=zone]") == ZONE
+    assert page.locator("#graph-cohesion-text").inner_text().startswith("cohesion ")

@@ -34,6 +34,17 @@ def test_the_explorer_offers_the_readers_zones_and_serves_its_own_graph_library(
     assert "/api/v1/graph/query/" in html
 
 
+def test_the_explorer_fills_in_a_question_from_its_address_escaped(
+    person: Callable[..., Any], org: Any
+) -> None:
+    from coordinates.models import Role
+
+    reader = logged_in(person("rita", Role.REVIEWER, ZONE))
+    html = reader.get("/graph/", {"zone": ZONE, "q": 'Who approved "it"? <b>'}).content.decode()
+    assert 'value="Who approved &quot;it&quot;? &lt;b&gt;"' in html
+    assert "<b>" not in html.split('name="q"', 1)[1].split(">", 1)[0]
+
+
 def test_the_explorer_needs_a_login(org: Any) -> None:
     response = Client().get("/graph/")
     assert response.status_code == 302
