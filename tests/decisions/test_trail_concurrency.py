@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -31,36 +32,45 @@ APPENDS = 200
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.postgres
-@pytest.mark.usefixtures("committed_trail")
-def test_concurrent_appends_on_postgresql_leave_one_consistent_chain() -> None:
-    threads, per_thread = 40, APPENDS // 40
+def _race(threads: int, work: Callable[[int], None]) -> list[BaseException]:
+    """Run work(0..threads-1) in threads that start together, each on its own connection;
+    the errors they raised."""
     start = threading.Barrier(threads)
     errors: list[BaseException] = []
 
-    def work(worker: int) -> None:
+    def run(worker: int) -> None:
         try:
             start.wait()
-            for k in range(per_thread):
-                with transaction.atomic():
-                    trail.append(
-                        kind="test.concurrent",
-                        chain=CHAIN,
-                        actor=f"worker{worker}",
-                        payload={"worker": worker, "k": k},
-                    )
-        except BaseException as error:  # collected and asserted below
+            work(worker)
+        except BaseException as error:  # collected for the caller to assert on
             errors.append(error)
         finally:
             connection.close()
 
-    pool = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+    pool = [threading.Thread(target=run, args=(i,)) for i in range(threads)]
     for thread in pool:
         thread.start()
     for thread in pool:
         thread.join()
+    return errors
 
-    assert errors == []
+
+@pytest.mark.postgres
+@pytest.mark.usefixtures("committed_trail")
+def test_concurrent_appends_on_postgresql_leave_one_consistent_chain() -> None:
+    threads, per_thread = 40, APPENDS // 40
+
+    def work(worker: int) -> None:
+        for k in range(per_thread):
+            with transaction.atomic():
+                trail.append(
+                    kind="test.concurrent",
+                    chain=CHAIN,
+                    actor=f"worker{worker}",
+                    payload={"worker": worker, "k": k},
+                )
+
+    assert _race(threads, work) == []
     events = list(DecisionEvent.objects.filter(chain=CHAIN).order_by("seq"))
     assert [e.seq for e in events] == list(range(1, APPENDS + 1))
     assert verify_chain(e.link for e in events).intact
@@ -77,36 +87,22 @@ def test_concurrent_changes_over_a_zone_s_lanes_neither_deadlock_nor_fork() -> N
     # changes never wait on each other's lanes in opposite orders (a deadlock here).
     threads, changes = 24, 5
     lanes = [trail.lane_for(CHAIN, n) for n in range(trail.LANES)]
-    start = threading.Barrier(threads)
-    errors: list[BaseException] = []
 
     def work(worker: int) -> None:
-        try:
-            start.wait()
-            for k in range(changes):
-                first = lanes[(worker + k) % len(lanes)]
-                second = lanes[(3 * worker + k + 1) % len(lanes)]
-                order = (second, first) if worker % 2 else (first, second)
-                with transaction.atomic(), trail.holding(CHAIN):
-                    for chain in (*order, CHAIN):
-                        trail.append(
-                            kind="test.concurrent",
-                            chain=chain,
-                            actor=f"worker{worker}",
-                            payload={"worker": worker, "k": k},
-                        )
-        except BaseException as error:  # collected and asserted below
-            errors.append(error)
-        finally:
-            connection.close()
+        for k in range(changes):
+            first = lanes[(worker + k) % len(lanes)]
+            second = lanes[(3 * worker + k + 1) % len(lanes)]
+            order = (second, first) if worker % 2 else (first, second)
+            with transaction.atomic(), trail.holding(CHAIN):
+                for chain in (*order, CHAIN):
+                    trail.append(
+                        kind="test.concurrent",
+                        chain=chain,
+                        actor=f"worker{worker}",
+                        payload={"worker": worker, "k": k},
+                    )
 
-    pool = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
-    for thread in pool:
-        thread.start()
-    for thread in pool:
-        thread.join()
-
-    assert errors == []
+    assert _race(threads, work) == []
     events = DecisionEvent.objects.filter(kind="test.concurrent")
     assert events.count() == threads * changes * 3
     for chain in {CHAIN, *lanes}:
