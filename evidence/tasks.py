@@ -19,6 +19,8 @@ RETRIED = {
     "retry_jitter": True,
     "max_retries": 5,
 }
+# The same for the graph's own runs, retried only when the database was unreachable.
+RETRIED_ON_DATABASE = {**RETRIED, "autoretry_for": (OperationalError,)}
 
 
 @shared_task(**RETRIED)
@@ -31,28 +33,14 @@ def extract_graph(self: object, version_id: int) -> int:
     return version_extract(version_id=version_id)
 
 
-@shared_task(
-    bind=True,
-    acks_late=True,
-    autoretry_for=(OperationalError,),
-    retry_backoff=1,
-    retry_jitter=True,
-    max_retries=5,
-)
+@shared_task(**RETRIED_ON_DATABASE)
 def follow_trail(self: object) -> int:
     """The knowledge graph catches up with the trail's decision events (evidence.graph_feed);
     asked for after decision changes and run periodically. Idempotent."""
     return trail_follow()
 
 
-@shared_task(
-    bind=True,
-    acks_late=True,
-    autoretry_for=(OperationalError,),
-    retry_backoff=2,
-    retry_jitter=True,
-    max_retries=5,
-)
+@shared_task(**RETRIED_ON_DATABASE)
 def scan_graph_risk(self: object, zone: str | None = None) -> dict[str, int]:
     """Raise and end risk flags: of one zone after its graph grew, or (no zone: the periodic
     run) of every zone with a graph. Idempotent: a scan that finds the flags as they should
