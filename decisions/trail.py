@@ -166,21 +166,17 @@ def lock(chain: str) -> TrailHead:
     return heads.get(chain=chain)
 
 
-@dataclass(slots=True)
-class _Held:
-    """A change's events for one chain, waiting to be linked and written together when the
-    change's `holding` block ends: each with the payload its body will carry."""
+# A change's events, each with the payload its body will carry, waiting to be linked and
+# written together when the change's `holding` block ends.
+_Held = list[tuple[DecisionEvent, Mapping[str, Any]]]
 
-    events: list[tuple[DecisionEvent, Mapping[str, Any]]] = field(default_factory=list)
-
-
-# .chains: chain -> _Held while a `holding` block is open in this thread, else absent or None
+# .chains: chain -> its held events while a `holding` block is open in this thread
 _holding = threading.local()
 
 
 def _held(chain: str) -> _Held | None:
     chains: dict[str, _Held] | None = getattr(_holding, "chains", None)
-    return None if chains is None else chains.setdefault(chain, _Held())
+    return None if chains is None else chains.setdefault(chain, [])
 
 
 @contextlib.contextmanager
@@ -212,12 +208,11 @@ def holding(chain: str) -> Iterator[None]:
         yield
     finally:
         _holding.chains = None
-    for name in sorted(chains):
-        if chains[name].events:
-            _write_held(name, chains[name].events)
+    for name in sorted(chains):  # every one holds at least one event
+        _write_held(name, chains[name])
 
 
-def _write_held(chain: str, events: list[tuple[DecisionEvent, Mapping[str, Any]]]) -> None:
+def _write_held(chain: str, events: _Held) -> None:
     head = lock(chain)
     seq, prev = head.seq, head.hash
     now = timezone.now()  # under the lock, so times never go backwards along a chain
@@ -256,7 +251,7 @@ def append(
     )
     held = _held(chain)
     if held is not None:
-        held.events.append((event, dict(payload)))
+        held.append((event, dict(payload)))
         return event
     # No savepoint: if anything here fails, the caller's whole change must roll back anyway.
     with transaction.atomic(savepoint=False):
