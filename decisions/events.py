@@ -143,30 +143,31 @@ def _decision(
     # The knowledge graph follows the trail's decision events after commit, in its own
     # transaction and in bulk (evidence.graph_feed): graph writes share one generation row,
     # and holding it inside every decision's transaction made all zones wait on each other.
-    if getattr(_graph, "batch", None) is not None:
-        _graph.batch.append(event)
+    if getattr(_graph, "asked", None) is not None:
+        _graph.asked = True
     else:
         transaction.on_commit(_graph_follows)
     return event
 
 
-_graph = threading.local()  # .batch: the decision events of this thread's open graph_batch
+# .asked: inside this thread's open graph_batch, whether a decision event was appended
+_graph = threading.local()
 
 
 @contextmanager
 def graph_batch() -> Iterator[None]:
     """Decision events appended inside the block ask the knowledge graph to follow the trail
     once after commit, not once each (an auto-approved answer makes four in one change)."""
-    if getattr(_graph, "batch", None) is not None:  # an outer block asks
+    if getattr(_graph, "asked", None) is not None:  # an outer block asks
         yield
         return
-    batch: list[DecisionEvent] = []
-    _graph.batch = batch
+    _graph.asked = False
     try:
         yield
+        asked = _graph.asked
     finally:
-        _graph.batch = None
-    if batch:
+        _graph.asked = None
+    if asked:
         transaction.on_commit(_graph_follows)
 
 

@@ -84,7 +84,7 @@ def _zone_of(decision_id: int) -> str:
 
 @contextmanager
 def _changing(decision_id: int) -> Iterator[None]:
-    """One change of one decision: a transaction whose first statement is the zone lock."""
+    """One change of one decision, in its zone (`_zone_change`)."""
     with _zone_change(_zone_of(decision_id)):
         yield
 
