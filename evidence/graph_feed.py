@@ -105,7 +105,7 @@ def _plan(facts: Sequence[DecisionFact]) -> _Plan:
         for d in Decision.objects.filter(pk__in={f[0] for f in facts}).select_related("bundle")
     }
     proposed = [decisions[f[0]] for f in facts if f[1] == "decision.proposed" and f[0] in decisions]
-    cited = {pk: _cited(d) for pk, d in ((d.pk, d) for d in proposed)}
+    cited = {d.pk: _cited(d) for d in proposed}
     documents = {
         doc.pk: doc
         for doc in Document.objects.filter(
@@ -316,29 +316,29 @@ def trail_follow(*, limit: int = 5000) -> int:
 
 def trail_follow_soon() -> None:
     """Have the graph follow the trail within about a second (after the caller's commit):
-    requests inside that second share one run. Eager Celery (`make run`, tests) runs it at
-    once."""
-    from celery import current_app
-
+    requests inside that second share one run."""
     from evidence.tasks import follow_trail
 
-    if current_app.conf.task_always_eager:
-        follow_trail.delay()
-    elif cache.add("maria:graph-follow-due", 1, timeout=FOLLOW_AFTER * 0.75):
-        follow_trail.apply_async(countdown=FOLLOW_AFTER)
+    _due_once("maria:graph-follow-due", FOLLOW_AFTER, follow_trail)
 
 
 def _scan_soon(zone: str) -> None:
     """A risk scan of `zone` in SCAN_AFTER seconds, unless one is already due: at a hundred
     decisions a second a scan per decision kept the workers busy scanning (each reads the
-    whole zone). The mark expires before the scan runs, so a batch that commits after the
-    mark is gone schedules the next scan, and one before it is seen by the scan already due.
-    Eager Celery (`make run`, tests) scans at once."""
-    from celery import current_app
-
+    whole zone)."""
     from evidence.tasks import scan_graph_risk
 
+    _due_once(f"maria:graph-risk-scan-due:{zone}", SCAN_AFTER, scan_graph_risk, zone)
+
+
+def _due_once(mark: str, after: float, task: Any, *args: Any) -> None:
+    """Run `task(*args)` in `after` seconds unless a run marked `mark` is already due. The
+    mark expires before the run starts, so work that commits after the mark is gone asks
+    for the next run, and work before it is seen by the run already due. Eager Celery
+    (`make run`, tests) runs it at once."""
+    from celery import current_app
+
     if current_app.conf.task_always_eager:
-        scan_graph_risk.delay(zone)
-    elif cache.add(f"maria:graph-risk-scan-due:{zone}", 1, timeout=SCAN_AFTER * 0.75):
-        scan_graph_risk.apply_async((zone,), countdown=SCAN_AFTER)
+        task.delay(*args)
+    elif cache.add(mark, 1, timeout=after * 0.75):
+        task.apply_async(args, countdown=after)

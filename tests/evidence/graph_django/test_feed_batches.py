@@ -98,11 +98,13 @@ def test_requests_to_follow_within_a_second_share_one_run(
 
     runs: list[dict[str, Any]] = []
     monkeypatch.setitem(current_app.conf, "task_always_eager", False)
-    monkeypatch.setattr(tasks.follow_trail, "apply_async", lambda **kw: runs.append(kw))
+    monkeypatch.setattr(
+        tasks.follow_trail, "apply_async", lambda args, **kw: runs.append({"args": args, **kw})
+    )
     cache.delete("maria:graph-follow-due")
     for _ in range(5):  # five decision changes commit in a burst
         graph_feed.trail_follow_soon()
-    assert runs == [{"countdown": graph_feed.FOLLOW_AFTER}]
+    assert runs == [{"args": (), "countdown": graph_feed.FOLLOW_AFTER}]
     cache.delete("maria:graph-follow-due")  # the mark expired: the next change asks again
     graph_feed.trail_follow_soon()
     assert len(runs) == 2
