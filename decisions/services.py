@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -23,7 +24,7 @@ from rest_framework import status
 
 from coordinates.coordinate import Coordinate
 from coordinates.models import ApiToken, Role
-from coordinates.selectors import effective_policy, has_role
+from coordinates.selectors import EffectivePolicy, effective_policy, has_role
 from decisions import events, trail
 from decisions.chain import canonical_json
 from decisions.models import (
@@ -37,7 +38,7 @@ from decisions.models import (
 )
 from decisions.outbox import outbox_send_after_commit
 from evidence.models import ValidationReport
-from evidence.validation import bundle_create, evaluate_bundle
+from evidence.validation import bundle_create, evaluate_bundle, read_cited
 from maria.errors import ApplicationError
 from maria.metrics import VALIDATION_SECONDS
 
@@ -239,42 +240,123 @@ def _schedule_validation(decision_id: int, bundle_hash: str) -> None:
 # --- validation and routing ----------------------------------------------------------------
 
 
-def decision_validate(*, decision_id: int, bundle_hash: str) -> Decision:
+def decision_validate(*, decision_id: int, bundle_hash: str, others: int = 0) -> Decision:
     """Validate, grade and route a proposed decision. Idempotent: a retry after success, or
-    a second delivery of the task, finds it no longer proposed and changes nothing."""
+    a second delivery of the task, finds it no longer proposed and changes nothing.
+
+    `others`: how many more proposed decisions of the zone to take along, oldest first, of
+    those no other run holds (PostgreSQL: SKIP LOCKED). Under load a zone's decisions wait
+    in the queue side by side, and one transaction for several costs about what one for one
+    did: one read of their cited paragraphs, one insert of their reports, one update, one
+    append per trail lane. Their own tasks then find them validated. When another run holds
+    this decision, this run validates the others it took, then waits for that run to end
+    and validates this one alone if that run left it proposed (it failed).
+    """
     decision = Decision.objects.select_related("bundle").get(pk=decision_id)
     if decision.state != State.PROPOSED or decision.bundle.content_hash != bundle_hash:
         log.info("decision already validated", extra={"decision_id": decision_id})
         return decision
-    coordinate = Coordinate.parse(decision.zone)
-    policy = effective_policy(coordinate)
-    # The slow part runs before any lock is taken, so one zone's decisions validate in
-    # parallel; only the run that still finds the decision proposed stores its report.
-    report = evaluate_bundle(decision.bundle, policy)
+    policy = effective_policy(Coordinate.parse(decision.zone))
+    validated = _validate_together(decision, policy, others=others, wait=False)
+    if validated is None:
+        validated = _validate_together(decision, policy, others=0, wait=True)
+    assert validated is not None  # noqa: S101 - a run that waits always gets the row
+    return validated
+
+
+def _validate_together(
+    decision: Decision, policy: EffectivePolicy, *, others: int, wait: bool
+) -> Decision | None:
+    """One transaction: lock `decision` (waiting for it, or None at once when another run
+    holds it and not `wait`) and up to `others` more proposed decisions of its zone that
+    nobody holds; evaluate and record every one still proposed. The decision as stored."""
     with _zone_change(decision.zone):
-        locked = Decision.objects.select_for_update().get(pk=decision_id)
-        locked.bundle = decision.bundle  # immutable: the one read above, not locked again
-        if locked.state != State.PROPOSED:
-            # another worker won; its report stands
-            log.info("decision already validated", extra={"decision_id": decision_id})
-            return locked
-        report.save()
-        seconds = (report.created_at - locked.created_at).total_seconds()
-        transaction.on_commit(lambda: VALIDATION_SECONDS.observe(seconds))
-        locked.report = report
-        locked.gate = report.gate
-        locked.mode = report.mode
-        locked.sufficiency = report.sufficiency
-        locked.completeness = report.completeness
-        locked.cohesion = report.cohesion
-        locked.policy_label = report.policy_label
-        locked.attempts += 1
-        _transition(locked, "validate")
-        events.decision_validated(locked, report)
-        _log_after_commit("decision validated", decision_id=decision_id, gate=report.gate)
-        _route(locked, report, policy.values.review_sla_hours)
-        _save(locked)  # once, in the state the route left it (the events name each step)
-    return locked
+        rows = Decision.objects.select_for_update(skip_locked=not wait, of=("self",))
+        own = rows.filter(pk=decision.pk).first()
+        batch = [own] if own is not None and own.state == State.PROPOSED else []
+        if others:
+            batch += (
+                rows.select_related("bundle")
+                .filter(zone=decision.zone, state=State.PROPOSED)
+                .exclude(pk=decision.pk)
+                .order_by("pk")[:others]
+            )
+        if own is not None:
+            own.bundle = decision.bundle  # immutable: the one read before, not read again
+        if not batch:
+            if own is not None:  # another run won; its report stands
+                log.info("decision already validated", extra={"decision_id": decision.pk})
+            return own
+        _record_validations(_evaluate(batch, own, policy), policy)
+    return own
+
+
+def _evaluate(
+    batch: list[Decision], own: Decision | None, policy: EffectivePolicy
+) -> list[tuple[Decision, ValidationReport]]:
+    """Each decision with its report. A bundle whose evaluation raises is left out, still
+    proposed, for its own task to retry, unless it is `own`'s: then the run fails."""
+    cited = read_cited([d.bundle for d in batch])
+    judged = []
+    for decision in batch:
+        try:
+            judged.append((decision, evaluate_bundle(decision.bundle, policy, cited)))
+        except Exception:
+            if decision is own:
+                raise
+            log.exception("validation left to its own task", extra={"decision_id": decision.pk})
+    return judged
+
+
+def _record_validations(
+    judged: list[tuple[Decision, ValidationReport]], policy: EffectivePolicy
+) -> None:
+    """Store the reports, grade and route each decision, in the caller's transaction."""
+    ValidationReport.objects.bulk_create([report for _, report in judged])
+    tokens = _webhook_tokens({d.proposed_by_id for d, _ in judged})
+    now = timezone.now()
+    for decision, report in judged:
+        seconds = (report.created_at - decision.created_at).total_seconds()
+        transaction.on_commit(partial(VALIDATION_SECONDS.observe, seconds))
+        decision.report = report
+        decision.gate = report.gate
+        decision.mode = report.mode
+        decision.sufficiency = report.sufficiency
+        decision.completeness = report.completeness
+        decision.cohesion = report.cohesion
+        decision.policy_label = report.policy_label
+        decision.attempts += 1
+        decision.updated_at = now
+        _transition(decision, "validate")
+        events.decision_validated(decision, report)
+        _log_after_commit("decision validated", decision_id=decision.pk, gate=report.gate)
+        _route(
+            decision, report, policy.values.review_sla_hours, tokens.get(decision.proposed_by_id)
+        )
+    # Every row is locked by this transaction, so no concurrent change can be overwritten.
+    Decision.objects.bulk_update([d for d, _ in judged], VALIDATED_FIELDS)
+    for decision, _ in judged:
+        decision._update_initial_state()  # as save() does: a later save() checks from here
+
+
+# What validating and routing a decision may change: written in one statement per batch.
+VALIDATED_FIELDS = [
+    "report", "gate", "mode", "sufficiency", "completeness", "cohesion", "policy_label",
+    "attempts", "state", "due_at", "refusal", "outcome_reason", "claimed_by", "claimed_until",
+    "updated_at",
+]  # fmt: skip
+
+
+def _webhook_tokens(user_ids: set[int]) -> dict[int, ApiToken]:
+    """Each proposer's newest live token that has a webhook: where a released answer goes."""
+    tokens = ApiToken.objects.filter(user_id__in=user_ids, revoked_at__isnull=True).exclude(
+        webhook_url=""
+    )
+    return {token.user_id: token for token in tokens.order_by("created_at", "pk")}
+
+
+def _webhook_token(user_id: int) -> ApiToken | None:
+    return _webhook_tokens({user_id}).get(user_id)
 
 
 def _refusal(report: ValidationReport) -> dict[str, Any]:
@@ -305,7 +387,9 @@ def _refusal(report: ValidationReport) -> dict[str, Any]:
     }
 
 
-def _route(decision: Decision, report: ValidationReport, sla_hours: float) -> None:
+def _route(
+    decision: Decision, report: ValidationReport, sla_hours: float, webhook: ApiToken | None
+) -> None:
     if report.gate in (Gate.AUTO, Gate.FLAGGED):
         if report.gate == Gate.FLAGGED:
             PeriodicReview.objects.create(
@@ -316,7 +400,7 @@ def _route(decision: Decision, report: ValidationReport, sla_hours: float) -> No
         _transition(decision, "approve")
         events.decision_approved(decision, actor=None, reason=f"gate {report.gate}")
         _log_after_commit("decision routed", decision_id=decision.pk, to="approved")
-        _deliver(decision)
+        _deliver(decision, webhook)
     elif report.gate == Gate.REQUIRED:
         decision.due_at = timezone.now() + timedelta(hours=sla_hours)
         _transition(decision, "require_approval")
@@ -331,16 +415,12 @@ def _route(decision: Decision, report: ValidationReport, sla_hours: float) -> No
         _log_after_commit("decision routed", decision_id=decision.pk, to="blocked")
 
 
-def _deliver(decision: Decision) -> None:
-    """approved -> executed: release the answer. Without a webhook the agent polls, so the
-    release is the delivery: executed -> completed at once. The caller saves the decision."""
+def _deliver(decision: Decision, token: ApiToken | None) -> None:
+    """approved -> executed: release the answer to `token`'s webhook (`_webhook_tokens`).
+    Without one the agent polls, so the release is the delivery: executed -> completed at
+    once. The caller saves the decision."""
     _transition(decision, "execute")
     events.decision_executed(decision)
-    token = (
-        ApiToken.objects.filter(user_id=decision.proposed_by_id, revoked_at__isnull=True)
-        .exclude(webhook_url="")
-        .first()
-    )
     if token is None:
         _transition(decision, "complete")
         events.decision_completed(decision, how="released for polling")
@@ -492,7 +572,7 @@ def decision_approve(*, decision_id: int, user: User, reason: str = "") -> Decis
         events.decision_approved(decision, actor=user, reason=reason)
         _push(decision, "decision.resolved")
         _log_after_commit("decision approved", decision_id=decision_id, user=user.get_username())
-        _deliver(decision)
+        _deliver(decision, _webhook_token(decision.proposed_by_id))
         _save(decision)
     return decision
 
@@ -534,7 +614,7 @@ def decision_override(*, decision_id: int, user: User, reason: str) -> Decision:
             decision_id=decision_id,
             user=user.get_username(),
         )
-        _deliver(decision)
+        _deliver(decision, _webhook_token(decision.proposed_by_id))
         _save(decision)
     return decision
 

@@ -20,6 +20,7 @@ import random
 from datetime import timedelta
 
 from celery import Task, shared_task
+from django.conf import settings
 from django.db import OperationalError
 
 from coordinates.models import ApiToken
@@ -85,10 +86,17 @@ def backoff(retries: int, *, base: float = 2.0, cap: float = 300.0) -> float:
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=VALIDATION_RETRIES)
 def validate_decision(self: Task, decision_id: int, bundle_hash: str) -> str:
-    """Validate, grade and route one decision; retried with jittered backoff, then failed."""
+    """Validate, grade and route one decision, and on a first try as many as
+    settings.MARIA_VALIDATION_BATCH - 1 other waiting ones of its zone with it; retried
+    alone, so that no other decision's trouble can fail it, with jittered backoff, then
+    failed."""
+    others = settings.MARIA_VALIDATION_BATCH - 1 if self.request.retries == 0 else 0
     try:
         # The service records the validation latency, only for the run that validated it.
-        return str(decision_validate(decision_id=decision_id, bundle_hash=bundle_hash).state)
+        decision = decision_validate(
+            decision_id=decision_id, bundle_hash=bundle_hash, others=others
+        )
+        return str(decision.state)
     except Exception as error:
         if self.request.retries >= self.max_retries:
             log.error(

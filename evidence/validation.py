@@ -102,11 +102,28 @@ def _resolve(item: Item, zone: str, versions: Versions, paragraphs: CitedParagra
     item.span = paragraph.text[start or 0 : end or length]
 
 
-def _load_versions(items: list[Item]) -> tuple[Versions, CitedParagraphs]:
-    """Every version of the cited documents, and of their paragraphs just the cited ones: a
-    policy of thousands of paragraphs in many versions costs what its few cited ones do."""
-    documents = {int(i.cited["document"]) for i in items}
-    numbers = {int(i.cited["paragraph"]) for i in items}
+@dataclass(frozen=True, slots=True)
+class Cited:
+    """What some bundles cite, read in one go: every version of the cited documents, and of
+    their paragraphs just the cited numbers."""
+
+    versions: Versions
+    paragraphs: CitedParagraphs
+
+
+def read_cited(bundles: Sequence[EvidenceBundle]) -> Cited:
+    """One read for many bundles: a policy of thousands of paragraphs in many versions costs
+    what its few cited ones do, and a batch of bundles what one does."""
+    citations = [
+        cited
+        for bundle in bundles
+        for claim in bundle.claims
+        for cited in claim.get("citations", [])
+    ]
+    if not citations:
+        return Cited({}, {})
+    documents = {int(c["document"]) for c in citations}
+    numbers = {int(c["paragraph"]) for c in citations}
     versions = list(
         DocumentVersion.objects.filter(document_id__in=documents)
         .defer("text")  # the whole document's text: the paragraphs carry what is cited
@@ -121,7 +138,7 @@ def _load_versions(items: list[Item]) -> tuple[Versions, CitedParagraphs]:
         latest = found.get((row.document_id, None))
         if latest is None or row.version > latest.version:
             found[(row.document_id, None)] = row  # no version given: the current one
-    return found, cited
+    return Cited(found, cited)
 
 
 def _judge(item: Item, statement: str, similarity: float, now: datetime) -> None:
@@ -225,8 +242,11 @@ def validate_bundle(bundle: EvidenceBundle, policy: EffectivePolicy) -> Validati
     return report
 
 
-def evaluate_bundle(bundle: EvidenceBundle, policy: EffectivePolicy) -> ValidationReport:
-    """`validate_bundle` without the save: the slow part, done outside any row lock."""
+def evaluate_bundle(
+    bundle: EvidenceBundle, policy: EffectivePolicy, cited: Cited | None = None
+) -> ValidationReport:
+    """`validate_bundle` without the save. `cited`: what `read_cited` read for a batch of
+    bundles this one is part of; read here when not given."""
     values = policy.values
     now = timezone.now()
     claims = list(bundle.claims)
@@ -236,9 +256,10 @@ def evaluate_bundle(bundle: EvidenceBundle, policy: EffectivePolicy) -> Validati
         for k, claim in enumerate(claims)
         for cited in claim.get("citations", [])
     ]
-    versions, paragraphs = _load_versions(items) if items else ({}, {})
+    if cited is None:
+        cited = read_cited([bundle])
     for item in items:
-        _resolve(item, bundle.zone, versions, paragraphs)
+        _resolve(item, bundle.zone, cited.versions, cited.paragraphs)
 
     model = embedder()
     statements = [statement for _, statement in kinds]

@@ -186,14 +186,15 @@ def sessions(application_name: str, *, waiting: bool = False) -> list[str]:
 
 @dataclass
 class Worker:
-    """`celery -A maria worker --pool solo` in a child process of its own, consuming `queue`
-    on the broker at `redis_url`, writing to the test database."""
+    """`celery -A maria worker --pool solo` (or `pool`, one process) in a child process of
+    its own, consuming `queue` on the broker at `redis_url`, writing to the test database."""
 
     name: str
     queue: str
     redis_url: str
     log_path: Path
     transport_options: dict[str, Any] = field(default_factory=dict)
+    pool: str = "solo"
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -220,7 +221,7 @@ class Worker:
             "maria",
             "worker",
             "--pool",
-            "solo",
+            self.pool,
             "--concurrency",
             "1",
             "--queues",

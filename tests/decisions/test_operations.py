@@ -44,7 +44,7 @@ def flaky_validation(monkeypatch: pytest.MonkeyPatch, failures: int) -> None:
     """The next `failures` validations raise; the rest work."""
     errors = iter([RuntimeError("database restarting")] * failures)
 
-    def validate(*, decision_id: int, bundle_hash: str) -> Decision:
+    def validate(*, decision_id: int, bundle_hash: str, others: int = 0) -> Decision:
         error = next(errors, None)
         if error is not None:
             raise error

@@ -70,13 +70,14 @@ def workers(broker_queue: str, tmp_path: Path) -> Iterator[Callable[..., Worker]
     before the database is flushed."""
     started: list[Worker] = []
 
-    def start(name: str, **transport_options: Any) -> Worker:
+    def start(name: str, pool: str = "solo", **transport_options: Any) -> Worker:
         worker = Worker(
             name=name,
             queue=broker_queue,
             redis_url=settings.REDIS_URL,
             log_path=tmp_path / f"{name}.log",
             transport_options=transport_options,
+            pool=pool,
         )
         started.append(worker.start())
         return worker
@@ -127,6 +128,40 @@ def test_a_real_worker_validates_grades_and_routes_submissions(
     assert (second.state, second.gate) == ("failed", "blocked")
     assert second.refusal is not None
     assert kinds(second.pk) == ["decision.proposed", "decision.validated", "decision.failed"]
+
+
+def _sessions_opened() -> int:
+    """How many sessions PostgreSQL has opened on the test database so far."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT sessions FROM pg_stat_database WHERE datname = current_database()")
+        return int(cursor.fetchone()[0])
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_prefork_worker_keeps_its_database_sessions_from_task_to_task(
+    policy_doc: Any,
+    set_policy: Callable[..., Any],
+    submit: Callable[..., Any],
+    workers: Callable[..., Worker],
+) -> None:
+    # given a prefork worker (its pool process has a connection pool) that has done a task
+    set_policy(tau=0.3, refusal_floor=0.2, floor=0.05)
+    worker = workers("w1", pool="prefork")
+    claims = [{"text": GOOD, "citations": [cite(policy_doc)]}]
+    first = submit(claims).response.json()["id"]
+    wait_until(lambda: _settled(first), timeout=60, what="the first task", detail=worker.log)
+
+    # when twelve more answers are validated one after another
+    before = _sessions_opened()
+    ids = []
+    for _ in range(12):
+        ids.append(submit(claims).response.json()["id"])
+        wait_until(lambda: _settled(ids[-1]), timeout=60, what="a task", detail=worker.log)
+
+    # then the tasks ran on the sessions the worker had (Celery's own Django fixup would
+    # close the pool around every task: two new sessions per task)
+    assert _sessions_opened() - before < 4
 
 
 @pytest.mark.postgres
@@ -217,7 +252,7 @@ def test_a_validation_that_keeps_failing_ends_in_failed_with_the_reason(
     # given a validation that raises every time it runs
     calls: list[int] = []
 
-    def broken(*, decision_id: int, bundle_hash: str) -> Decision:
+    def broken(*, decision_id: int, bundle_hash: str, others: int = 0) -> Decision:
         calls.append(decision_id)
         raise RuntimeError("the embedding service is unreachable")
 
@@ -248,7 +283,7 @@ def test_without_a_broker_a_failing_validation_still_answers_201_and_ends_failed
     policy_doc: Any, agent_client: Callable[[str], APIClient], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # given the embedded mode's eager tasks, as configured, and a validation that raises
-    def broken(*, decision_id: int, bundle_hash: str) -> Decision:
+    def broken(*, decision_id: int, bundle_hash: str, others: int = 0) -> Decision:
         raise RuntimeError("the embedding service is unreachable")
 
     monkeypatch.setattr(tasks, "decision_validate", broken)
@@ -285,7 +320,7 @@ def test_a_validation_that_fails_for_a_while_is_retried_and_judged_normally(
     set_policy(tau=0.3, refusal_floor=0.2, floor=0.05)
     failures = iter([RuntimeError("database restarting"), RuntimeError("still restarting")])
 
-    def flaky(*, decision_id: int, bundle_hash: str) -> Decision:
+    def flaky(*, decision_id: int, bundle_hash: str, others: int = 0) -> Decision:
         error = next(failures, None)
         if error is not None:
             raise error
