@@ -3,8 +3,9 @@ worker. Targets: sustained >= 100 submissions/s, submit API p95 <= 100 ms.
 
 Builds a throwaway database (maria_bench_pipeline, recreated each run) and migrates it; seeds
 a zone with a lenient policy (answers go through the whole auto path), an agent token and a
-few documents; starts a real ASGI server (uvicorn, 2 workers) and a real Celery worker
-(prefork, concurrency 2) on 127.0.0.1, on a Redis queue of their own; then sends answers
+few documents; starts a real web server (gunicorn, 2 workers of 8 threads, as the README's
+Production section runs the API; BENCH_WEB=uvicorn for the ASGI server) and a real Celery
+worker (prefork, concurrency 2) on 127.0.0.1, on a Redis queue of their own; then sends answers
 over HTTP at a paced rate from a bounded number of client threads, each with its own
 keep-alive connection, for a bounded time. Measures the submit API latency, the rate at
 which submissions are accepted and at which decisions reach a graded state (polled in the
@@ -20,6 +21,7 @@ Run: .venv/bin/python bench/bench_pipeline.py
   BENCH_PG=postgres://user@host:port  BENCH_REDIS=redis://host:port/db
   BENCH_RATE=100 (submissions/s offered)  BENCH_SECONDS=30  BENCH_CLIENTS=16 (in flight)
   BENCH_WEB_WORKERS=2  BENCH_CELERY_CONCURRENCY=2
+  BENCH_WEB=gunicorn (WSGI, gthread x8, as in production) or uvicorn (ASGI, as `make run`)
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ RATE = float(os.environ.get("BENCH_RATE", "100"))
 SECONDS = float(os.environ.get("BENCH_SECONDS", "30"))
 CLIENTS = int(os.environ.get("BENCH_CLIENTS", "16"))
 WEB_WORKERS = int(os.environ.get("BENCH_WEB_WORKERS", "2"))
+WEB_SERVER = os.environ.get("BENCH_WEB", "gunicorn")
 CELERY_CONCURRENCY = int(os.environ.get("BENCH_CELERY_CONCURRENCY", "2"))
 TARGET_RATE = 100.0
 TARGET_P95_MS = 100.0
@@ -202,11 +205,18 @@ class Services:
 
     def start(self, log_dir: Path) -> None:
         env = _service_env()
-        web = [
-            sys.executable, "-m", "uvicorn", "maria.asgi:application",
-            "--host", "127.0.0.1", "--port", str(self.port), "--workers", str(WEB_WORKERS),
-            "--lifespan", "off", "--log-level", "warning", "--no-access-log",
-        ]  # fmt: skip
+        if WEB_SERVER == "uvicorn":
+            web = [
+                sys.executable, "-m", "uvicorn", "maria.asgi:application",
+                "--host", "127.0.0.1", "--port", str(self.port), "--workers", str(WEB_WORKERS),
+                "--lifespan", "off", "--log-level", "warning", "--no-access-log",
+            ]  # fmt: skip
+        else:  # as the README's Production section serves the API
+            web = [
+                sys.executable, "-m", "gunicorn", "maria.wsgi:application",
+                "--bind", f"127.0.0.1:{self.port}", "--workers", str(WEB_WORKERS),
+                "--worker-class", "gthread", "--threads", "8", "--log-level", "warning",
+            ]  # fmt: skip
         worker = [
             sys.executable, "-m", "celery", "-A", "maria", "worker",
             "--pool", "prefork", "--concurrency", str(CELERY_CONCURRENCY), "--queues", QUEUE,
@@ -476,7 +486,7 @@ def main() -> None:
     total = int(RATE * SECONDS)
     print(
         f"offered: {RATE:.0f} submissions/s for {SECONDS:.0f} s ({total} requests), at most "
-        f"{CLIENTS} in flight; uvicorn x{WEB_WORKERS}, celery prefork x{CELERY_CONCURRENCY}"
+        f"{CLIENTS} in flight; {WEB_SERVER} x{WEB_WORKERS}, celery prefork x{CELERY_CONCURRENCY}"
     )
     _recreate_database()
     log_dir = ROOT / "var" / "bench_pipeline"
