@@ -246,9 +246,9 @@ def decision_validate(*, decision_id: int, bundle_hash: str, others: int = 0) ->
 
     `others`: how many more proposed decisions of the zone to take along, oldest first, of
     those no other run holds (PostgreSQL: SKIP LOCKED). Under load a zone's decisions wait
-    in the queue side by side, and one transaction for several costs about what one for one
-    did: one read of their cited paragraphs, one insert of their reports, one update, one
-    append per trail lane. Their own tasks then find them validated. When another run holds
+    in the queue side by side, and one transaction for several costs much less than one each:
+    one read of their policy and cited paragraphs, one insert of their reports, one append
+    per trail lane. Their own tasks then find them validated. When another run holds
     this decision, this run validates the others it took, then waits for that run to end
     and validates this one alone if that run left it proposed (it failed).
     """
@@ -314,7 +314,6 @@ def _record_validations(
     """Store the reports, grade and route each decision, in the caller's transaction."""
     ValidationReport.objects.bulk_create([report for _, report in judged])
     tokens = _webhook_tokens({d.proposed_by_id for d, _ in judged})
-    now = timezone.now()
     for decision, report in judged:
         seconds = (report.created_at - decision.created_at).total_seconds()
         transaction.on_commit(partial(VALIDATION_SECONDS.observe, seconds))
@@ -326,20 +325,18 @@ def _record_validations(
         decision.cohesion = report.cohesion
         decision.policy_label = report.policy_label
         decision.attempts += 1
-        decision.updated_at = now
         _transition(decision, "validate")
         events.decision_validated(decision, report)
         _log_after_commit("decision validated", decision_id=decision.pk, gate=report.gate)
         _route(
             decision, report, policy.values.review_sla_hours, tokens.get(decision.proposed_by_id)
         )
-    # Every row is locked by this transaction, so no concurrent change can be overwritten.
-    Decision.objects.bulk_update([d for d, _ in judged], VALIDATED_FIELDS)
-    for decision, _ in judged:
-        decision._update_initial_state()  # as save() does: a later save() checks from here
+        # One UPDATE each: Django's bulk_update builds a CASE per field and row, which cost
+        # more CPU than the statements it saves (py-spy, bench/bench_pipeline.py).
+        decision.save(update_fields=VALIDATED_FIELDS)
 
 
-# What validating and routing a decision may change: written in one statement per batch.
+# What validating and routing a decision may change.
 VALIDATED_FIELDS = [
     "report", "gate", "mode", "sufficiency", "completeness", "cohesion", "policy_label",
     "attempts", "state", "due_at", "refusal", "outcome_reason", "claimed_by", "claimed_until",
