@@ -197,11 +197,9 @@ def decision_submit(
     key = f"{user.pk}:{idempotency_key}" if idempotency_key else ""
     with _zone_change(str(zone), idempotency=key):
         if idempotency_key:
-            existing = Decision.objects.filter(
-                proposed_by=user, idempotency_key=idempotency_key
-            ).first()
-            if existing is not None:
-                return _replay(existing, digest)
+            same_key = Decision.objects.filter(proposed_by=user, idempotency_key=idempotency_key)
+            if same_key.exists():  # rare: a cheap look first, the whole decision only then
+                return _replay(same_key.get(), digest)
         bundle = bundle_create(zone=zone, claims=payload["claims"])
         try:
             # On PostgreSQL the key's advisory lock makes a duplicate insert impossible, so the

@@ -141,6 +141,9 @@ def _iso(moment: datetime) -> str:
 # --- append ------------------------------------------------------------------------------
 
 
+_HEADS = TrailHead._meta.db_table
+
+
 def lock(chain: str) -> TrailHead:
     """Take `chain`'s append lock until the current transaction ends; return its head.
 
@@ -156,10 +159,16 @@ def lock(chain: str) -> TrailHead:
     heads = TrailHead.objects.select_for_update()
     if connection.vendor == "postgresql":
         # The head exists but for a chain's first event: one statement, as the lock is the
-        # step that every change of the zone takes in turn.
-        head = heads.filter(chain=chain).first()
-        if head is not None:
-            return head
+        # step that every change of a lane takes in turn. In SQL: through the ORM it cost
+        # 2.5 times the CPU (0.59 against 0.23 ms with its transaction, measured here).
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT seq, hash, updated_at FROM {_HEADS} WHERE chain = %s FOR UPDATE",  # noqa: S608 - our table's name
+                [chain],
+            )
+            row = cursor.fetchone()
+        if row is not None:
+            return TrailHead(chain=chain, seq=row[0], hash=row[1], updated_at=row[2])
     # A write first: it creates a new chain's head (ON CONFLICT DO NOTHING, so two first
     # appends cannot both create it) and on SQLite takes the write lock before any read.
     TrailHead.objects.bulk_create([TrailHead(chain=chain)], ignore_conflicts=True)
@@ -219,7 +228,19 @@ def _write_held(chain: str, events: _Held) -> None:
     for event, payload in events:
         seq, prev = seq + 1, _seal(event, seq + 1, prev, now, payload)
     DecisionEvent.objects.bulk_create([event for event, _ in events])
-    TrailHead.objects.filter(chain=chain).update(seq=seq, hash=prev, updated_at=now)
+    _advance(chain, seq, prev, now)
+
+
+def _advance(chain: str, seq: int, head_hash: str, now: datetime) -> None:
+    """Move the locked head of `chain` to its newest event."""
+    if connection.vendor == "postgresql":  # in SQL, as in `lock`
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE {_HEADS} SET seq = %s, hash = %s, updated_at = %s WHERE chain = %s",  # noqa: S608 - our table's name
+                [seq, head_hash, now, chain],
+            )
+        return
+    TrailHead.objects.filter(chain=chain).update(seq=seq, hash=head_hash, updated_at=now)
 
 
 def append(
@@ -259,7 +280,7 @@ def append(
         now = timezone.now()  # under the lock, so times never go backwards along a chain
         _seal(event, head.seq + 1, head.hash, now, payload)
         event.save(force_insert=True)
-        TrailHead.objects.filter(chain=chain).update(seq=event.seq, hash=event.hash, updated_at=now)
+        _advance(chain, event.seq, event.hash, now)
     return event
 
 
