@@ -229,10 +229,18 @@ def decision_submit(
     return Submitted(decision, replayed=False, proposed=proposed)
 
 
-def _schedule_validation(decision_id: int, bundle_hash: str) -> None:
-    from decisions.tasks import validate_decision
+def _skip_validations(decision_ids: list[int]) -> None:
+    from decisions.tasks import validations_skip
 
-    validate_decision.delay(decision_id, bundle_hash)
+    validations_skip(decision_ids)
+
+
+def _schedule_validation(decision_id: int, bundle_hash: str) -> None:
+    from decisions.tasks import validate_decision, validation_task_id
+
+    validate_decision.apply_async(
+        (decision_id, bundle_hash), task_id=validation_task_id(decision_id)
+    )
 
 
 # --- validation and routing ----------------------------------------------------------------
@@ -311,6 +319,8 @@ def _record_validations(
 ) -> None:
     """Store the reports, grade and route each decision, in the caller's transaction."""
     ValidationReport.objects.bulk_create([report for _, report in judged])
+    # Their own tasks would find them validated: the workers drop them unrun.
+    transaction.on_commit(partial(_skip_validations, [d.pk for d, _ in judged]))
     tokens = _webhook_tokens({d.proposed_by_id for d, _ in judged})
     for decision, report in judged:
         seconds = (report.created_at - decision.created_at).total_seconds()

@@ -19,7 +19,7 @@ import logging
 import random
 from datetime import timedelta
 
-from celery import Task, shared_task
+from celery import Task, current_app, shared_task
 from django.conf import settings
 from django.db import OperationalError
 
@@ -82,6 +82,22 @@ WEBHOOK_RETRIES = 8
 def backoff(retries: int, *, base: float = 2.0, cap: float = 300.0) -> float:
     """Exponential backoff with full jitter: a random wait in [0, min(cap, base * 2^n)]."""
     return random.uniform(0, min(cap, base * 2**retries))  # noqa: S311 - not for secrets
+
+
+def validation_task_id(decision_id: int) -> str:
+    """A decision's validation task has an id named after it (its retries keep it), so a run
+    that validated the decision in a batch can name the task to drop."""
+    return f"validate-decision-{decision_id}"
+
+
+def validations_skip(decision_ids: list[int]) -> None:
+    """Ask the workers to drop the queued tasks of these decisions, validated by a batch that
+    committed: a worker discards a revoked message unrun, in its main process, where running
+    it only to find the decision validated cost about 3 ms of CPU. Best effort: a worker that
+    misses the request (started later, or after 50,000 newer ones) runs the task, which
+    changes nothing."""
+    if decision_ids and not current_app.conf.task_always_eager:
+        current_app.control.revoke([validation_task_id(i) for i in decision_ids])
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=VALIDATION_RETRIES)

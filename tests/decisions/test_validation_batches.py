@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
+from unittest.mock import Mock
 
 import psycopg
 import pytest
@@ -169,6 +170,35 @@ def test_a_batch_takes_no_more_than_the_setting_oldest_first(
 
     # then it took the two oldest along, and the two between still wait
     assert states(ids) == ["completed", "completed", "proposed", "proposed", "completed"]
+
+
+@pytest.mark.django_db
+def test_the_workers_are_asked_to_drop_the_tasks_a_batch_made_needless_once_it_commits(
+    waiting: Callable[[int], list[int]],
+    held_tasks: list[Task],
+    monkeypatch: pytest.MonkeyPatch,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    # given three waiting answers, and a first run that fails
+    ids = waiting(3)
+    asked: list[list[int]] = []
+    monkeypatch.setattr(tasks, "validations_skip", asked.append)
+    real = services.evaluate_bundle
+    monkeypatch.setattr(services, "evaluate_bundle", Mock(side_effect=RuntimeError("down")))
+    with django_capture_on_commit_callbacks(execute=True), pytest.raises(RuntimeError):
+        services.decision_validate(decision_id=ids[0], bundle_hash=held_tasks[0][1], others=15)
+
+    # then no task is dropped for a batch that rolled back
+    assert asked == []
+
+    # when a run validates them all
+    monkeypatch.setattr(services, "evaluate_bundle", real)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.decision_validate(decision_id=ids[0], bundle_hash=held_tasks[0][1], others=15)
+
+    # then, after its commit, the workers are asked to drop every one's task
+    assert asked == [ids]
+    assert [tasks.validation_task_id(i) for i in ids] == [f"validate-decision-{i}" for i in ids]
 
 
 @pytest.mark.django_db

@@ -130,6 +130,53 @@ def test_a_real_worker_validates_grades_and_routes_submissions(
     assert kinds(second.pk) == ["decision.proposed", "decision.validated", "decision.failed"]
 
 
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_drops_unrun_the_task_of_a_decision_a_batch_validated(
+    policy_doc: Any,
+    set_policy: Callable[..., Any],
+    submit: Callable[..., Any],
+    workers: Callable[..., Worker],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # given a worker that is listening (it has done a task)
+    set_policy(tau=0.3, refusal_floor=0.2, floor=0.05)
+    worker = workers("w1")
+    claims = [{"text": GOOD, "citations": [cite(policy_doc)]}]
+    first = submit(claims).response.json()["id"]
+    wait_until(lambda: _settled(first), timeout=60, what="the first task", detail=worker.log)
+    # and two answers whose tasks are held back
+    send = services._schedule_validation
+    held: list[tuple[int, str]] = []
+    monkeypatch.setattr(services, "_schedule_validation", lambda d, b: held.append((d, b)))
+    ids = [submit(claims).response.json()["id"] for _ in range(2)]
+
+    # when the first one's run validates both in one batch, here
+    services.decision_validate(decision_id=ids[0], bundle_hash=held[0][1], others=1)
+    assert [Decision.objects.get(pk=i).state for i in ids] == ["completed", "completed"]
+
+    # then the worker is asked to drop the second one's task
+    second = tasks.validation_task_id(ids[1])
+    wait_until(
+        lambda: "flagged as revoked" in worker.log() and second in worker.log(),
+        timeout=30,
+        what="the worker to hear which tasks to drop",
+        detail=worker.log,
+    )
+    # and when that task arrives, it is discarded unrun
+    send(*held[1])
+    wait_until(
+        lambda: (
+            f"Discarding revoked task: decisions.tasks.validate_decision[{second}]" in worker.log()
+        ),
+        timeout=30,
+        what="the worker to discard the task",
+        detail=worker.log,
+    )
+    assert f"validate_decision[{second}] succeeded" not in worker.log()
+    assert kinds(ids[1]) == COMPLETED_PATH
+
+
 def _sessions_opened() -> int:
     """How many sessions PostgreSQL has opened on the test database so far."""
     with connection.cursor() as cursor:
