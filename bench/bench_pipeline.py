@@ -21,7 +21,8 @@ Run: .venv/bin/python bench/bench_pipeline.py
   BENCH_PG=postgres://user@host:port  BENCH_REDIS=redis://host:port/db
   BENCH_RATE=100 (submissions/s offered)  BENCH_SECONDS=30  BENCH_CLIENTS=16 (in flight)
   BENCH_WEB_WORKERS=2  BENCH_CELERY_CONCURRENCY=2
-  BENCH_WEB=gunicorn (WSGI, gthread x8, as in production) or uvicorn (ASGI, as `make run`)
+  BENCH_WEB=gunicorn (WSGI, gthread, as in production) or uvicorn (ASGI, as `make run`)
+  BENCH_WEB_THREADS=8 (threads per gunicorn worker)
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ SECONDS = float(os.environ.get("BENCH_SECONDS", "30"))
 CLIENTS = int(os.environ.get("BENCH_CLIENTS", "16"))
 WEB_WORKERS = int(os.environ.get("BENCH_WEB_WORKERS", "2"))
 WEB_SERVER = os.environ.get("BENCH_WEB", "gunicorn")
+WEB_THREADS = int(os.environ.get("BENCH_WEB_THREADS", "8"))
 CELERY_CONCURRENCY = int(os.environ.get("BENCH_CELERY_CONCURRENCY", "2"))
 TARGET_RATE = 100.0
 TARGET_P95_MS = 100.0
@@ -217,7 +219,8 @@ class Services:
             web = [
                 sys.executable, "-m", "gunicorn", "maria.wsgi:application",
                 "--bind", f"127.0.0.1:{self.port}", "--workers", str(WEB_WORKERS),
-                "--worker-class", "gthread", "--threads", "8", "--log-level", "warning",
+                "--worker-class", "gthread", "--threads", str(WEB_THREADS),
+                "--log-level", "warning",
             ]  # fmt: skip
         worker = [
             sys.executable, "-m", "celery", "-A", "maria", "worker",
