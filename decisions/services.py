@@ -254,9 +254,14 @@ def decision_validate(*, decision_id: int, bundle_hash: str, others: int = 0) ->
     those no other run holds (PostgreSQL: SKIP LOCKED). Under load a zone's decisions wait
     in the queue side by side, and one transaction for several costs much less than one each:
     one read of their policy and cited paragraphs, one insert of their reports, one append
-    per trail lane. Their own tasks then find them validated. When another run holds
-    this decision, this run validates the others it took, then waits for that run to end
-    and validates this one alone if that run left it proposed (it failed).
+    per trail lane. After commit the workers are asked to drop their own tasks
+    (`tasks.validations_skip`); one that runs anyway finds its decision validated. When
+    another run holds this decision, this run validates the others it took, then waits for
+    that run to end and validates this one alone if that run left it proposed (it failed).
+
+    The bundles are evaluated inside the transaction, holding only the batch's decision rows
+    on PostgreSQL (the lanes' locks come at its end); on SQLite, one writer at a time anyway,
+    under the write lock.
     """
     decision = Decision.objects.select_related("bundle").get(pk=decision_id)
     if decision.state != State.PROPOSED or decision.bundle.content_hash != bundle_hash:
