@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
+import psycopg
 from django.contrib.auth.models import User
 from django.db import connection
 
@@ -169,6 +170,20 @@ def database_url(application_name: str) -> str:
     return (
         f"postgres://{quote(str(db['USER']), safe='')}{password}@{db['HOST'] or '127.0.0.1'}:"
         f"{db['PORT'] or 5432}/{db['NAME']}?application_name={application_name}"
+    )
+
+
+def second_session(application_name: str = "maria-test-session") -> psycopg.Connection[Any]:
+    """A connection of its own to the live test database, beside Django's: another
+    transaction that can hold locks while the code under test runs."""
+    db = connection.settings_dict
+    return psycopg.connect(
+        host=db["HOST"],
+        port=db["PORT"],
+        user=db["USER"],
+        password=db["PASSWORD"] or None,
+        dbname=db["NAME"],
+        application_name=application_name,
     )
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -19,21 +18,17 @@ from tests.decisions.conftest import GOOD, answer_body, cite
 from tests.decisions.helpers import ROOT, database_url, wait_until
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_gunicorn_as_the_readme_runs_it_takes_a_submission(policy_doc: Any, tmp_path: Path) -> None:
+def test_gunicorn_as_the_readme_runs_it_takes_a_submission(
+    policy_doc: Any, tmp_path: Path, unused_tcp_port: int
+) -> None:
     # given gunicorn serving maria.wsgi with threads, on the test database
     from coordinates.coordinate import parse
     from coordinates.services import token_issue
 
     _, key = token_issue(agent=parse("G1.U1.P1.Z1.A1"))
-    port = _free_port()
+    port = unused_tcp_port
     env = dict(os.environ)
     env.update(
         DATABASE_URL=database_url("maria-test-gunicorn"),

@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 from unittest.mock import Mock
 
-import psycopg
 import pytest
 from django.db import connection
 
@@ -21,7 +20,7 @@ from decisions import services, tasks, trail
 from decisions.models import Decision
 from evidence.models import ValidationReport
 from tests.decisions.conftest import GOOD, WRONG_NUMBER, cite
-from tests.decisions.helpers import kinds, wait_until
+from tests.decisions.helpers import kinds, second_session, wait_until
 
 OTHER_ZONE = "G1.U1.P1.Z2"
 COMPLETED = [
@@ -275,14 +274,7 @@ class OtherRun:
     until it rolls back (as a run that failed would)."""
 
     def __init__(self) -> None:
-        db = connection.settings_dict
-        self.session = psycopg.connect(
-            host=db["HOST"],
-            port=db["PORT"],
-            user=db["USER"],
-            password=db["PASSWORD"] or None,
-            dbname=db["NAME"],
-        )
+        self.session = second_session("maria-test-other-run")
 
     def hold(self, decision_id: int) -> None:
         self.session.execute(

@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 from django.conf import settings
 from django.db import connection
@@ -25,7 +24,14 @@ from decisions.models import Decision, DecisionEvent
 from evidence.models import ValidationReport
 from maria.metrics import TASK_RETRIES
 from tests.decisions.conftest import AGENT, GOOD, WRONG_NUMBER, ZONE, cite
-from tests.decisions.helpers import Worker, kinds, retry_inline, sessions, wait_until
+from tests.decisions.helpers import (
+    Worker,
+    kinds,
+    retry_inline,
+    second_session,
+    sessions,
+    wait_until,
+)
 
 COMPLETED_PATH = [
     "decision.proposed",
@@ -143,8 +149,7 @@ def test_a_worker_drops_unrun_the_task_of_a_decision_a_batch_validated(
     set_policy(tau=0.3, refusal_floor=0.2, floor=0.05)
     worker = workers("w1")
     claims = [{"text": GOOD, "citations": [cite(policy_doc)]}]
-    first = submit(claims).response.json()["id"]
-    wait_until(lambda: _settled(first), timeout=60, what="the first task", detail=worker.log)
+    _after_one_task(worker, submit, claims)
     # and two answers whose tasks are held back
     send = services._schedule_validation
     held: list[tuple[int, str]] = []
@@ -177,6 +182,12 @@ def test_a_worker_drops_unrun_the_task_of_a_decision_a_batch_validated(
     assert kinds(ids[1]) == COMPLETED_PATH
 
 
+def _after_one_task(worker: Worker, submit: Callable[..., Any], claims: list[Any]) -> None:
+    """Wait until `worker` has validated one submission: it is up and listening."""
+    first = submit(claims).response.json()["id"]
+    wait_until(lambda: _settled(first), timeout=60, what="the first task", detail=worker.log)
+
+
 def _sessions_opened() -> int:
     """How many sessions PostgreSQL has opened on the test database so far."""
     with connection.cursor() as cursor:
@@ -196,8 +207,7 @@ def test_a_prefork_worker_keeps_its_database_sessions_from_task_to_task(
     set_policy(tau=0.3, refusal_floor=0.2, floor=0.05)
     worker = workers("w1", pool="prefork")
     claims = [{"text": GOOD, "citations": [cite(policy_doc)]}]
-    first = submit(claims).response.json()["id"]
-    wait_until(lambda: _settled(first), timeout=60, what="the first task", detail=worker.log)
+    _after_one_task(worker, submit, claims)
 
     # when twelve more answers are validated one after another
     before = _sessions_opened()
@@ -226,15 +236,7 @@ def test_a_worker_killed_mid_validation_leaves_the_decision_and_a_new_worker_fin
 
     # and a test session that holds back new validation reports, so a worker that has
     # locked the decision and graded the bundle blocks on writing its report
-    db = connection.settings_dict
-    blocker = psycopg.connect(
-        host=db["HOST"],
-        port=db["PORT"],
-        user=db["USER"],
-        password=db["PASSWORD"] or None,
-        dbname=db["NAME"],
-        application_name="maria-test-blocker",
-    )
+    blocker = second_session("maria-test-blocker")
     try:
         blocker.execute("LOCK TABLE evidence_validationreport IN SHARE MODE")
         first = workers("w1", visibility_timeout=3)
