@@ -7,6 +7,8 @@ a secret key and allowed hosts.
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -89,10 +91,22 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets the ASGI server read while a Celery task writes; the timeout rides out the
-    # short write locks SQLite takes instead of failing with "database is locked".
+    # short write locks SQLite takes instead of failing with "database is locked". IMMEDIATE
+    # takes the write lock when a transaction begins, so one that reads and then writes
+    # waits its turn (select_for_update is a no-op here) rather than failing at its write.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;"}
+        {
+            "timeout": 20,
+            "init_command": "PRAGMA journal_mode=WAL;",
+            "transaction_mode": "IMMEDIATE",
+        }
     )
+    # Tests get a file too, not Django's shared-cache in-memory database: its table locks
+    # fail a writer at once ("database table is locked") whenever another thread is
+    # reading, which the product's file never does. Deleted when the run ends.
+    DATABASES["default"]["TEST"] = {
+        "NAME": str(Path(tempfile.gettempdir()) / f"maria-test-{os.getpid()}.sqlite3")
+    }
 elif env.int("DATABASE_POOL_MAX_SIZE", default=8) > 0:
     # A pool of open connections per process (psycopg_pool through Django). Under ASGI each
     # request runs in a thread of its own, so persistent connections would pile up, and

@@ -1,9 +1,11 @@
-"""Races on PostgreSQL: many people acting on one decision at the same moment.
+"""Races: many people acting on one decision at the same moment, on both backends.
 
 Each thread is a separate request with its own database connection, released together by a
 barrier, and every transaction really commits (transactional tests), so the locks, the
-compare-and-set save and the after-commit side effects are the real ones. The trail under
-concurrent appends has its own test (test_trail_concurrency.py).
+compare-and-set save and the after-commit side effects are the real ones. On SQLite the
+writers queue for the database's one write lock (IMMEDIATE transactions, a file database as
+in `make run`), and the losers must still be told 409, never 500. The trail under concurrent
+appends has its own test (test_trail_concurrency.py).
 """
 
 from __future__ import annotations
@@ -20,10 +22,7 @@ from decisions.models import Decision, DecisionEvent
 from tests.decisions.conftest import AGENT, GOOD, ZONE, answer_body, cite
 from tests.decisions.helpers import at_once, kinds, pushes, reviewer
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 QUEUED_PATH = ["decision.proposed", "decision.validated", "decision.queued"]
 
@@ -154,6 +153,7 @@ def test_twenty_concurrent_submissions_with_one_key_make_one_decision(
     assert decision.state == "completed"
 
 
+@pytest.mark.postgres
 def test_a_key_whose_first_request_is_still_running_is_told_409_at_once(
     policy_doc: Any, set_policy: Callable[..., Any], agent_client: Callable[[str], APIClient]
 ) -> None:
