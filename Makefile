@@ -31,6 +31,7 @@ test: install
 
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy .
 
 bench: install
