@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.db import connections
 
 from coordinates.models import Role
 from tests.decisions.conftest import GOOD, cite, policy_doc, set_policy
@@ -115,6 +116,10 @@ def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
             yield instance
         finally:
             instance.close()
+            # The test's ORM calls ran while Playwright's event loop was running, so Django
+            # kept their connection in a context of its own, which pytest-django never
+            # closes: left open, it kept PostgreSQL from dropping the test database.
+            connections.close_all()
 
 
 def log_in(browser: Any, base: str, username: str) -> Any:
