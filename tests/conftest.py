@@ -4,7 +4,6 @@ that says which backends the run used."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,16 +33,6 @@ def pytest_configure(config: pytest.Config) -> None:
         # Connections made in worker threads (websocket consumers) must close after use, or
         # PostgreSQL refuses to drop the test database at the end.
         settings.DATABASES["default"]["CONN_MAX_AGE"] = 0
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    # The SQLite test database is a file (settings); Django deletes it at the end, but a
-    # connection a server thread left open can leave its WAL files behind.
-    if settings.configured and settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-        name = settings.DATABASES["default"].get("TEST", {}).get("NAME")
-        for suffix in ("-wal", "-shm"):
-            if name:
-                Path(f"{name}{suffix}").unlink(missing_ok=True)
 
 
 def pytest_report_header(config: pytest.Config) -> str:
