@@ -176,15 +176,7 @@ def database_url(application_name: str) -> str:
 def second_session(application_name: str = "maria-test-session") -> psycopg.Connection[Any]:
     """A connection of its own to the live test database, beside Django's: another
     transaction that can hold locks while the code under test runs."""
-    db = connection.settings_dict
-    return psycopg.connect(
-        host=db["HOST"],
-        port=db["PORT"],
-        user=db["USER"],
-        password=db["PASSWORD"] or None,
-        dbname=db["NAME"],
-        application_name=application_name,
-    )
+    return psycopg.connect(database_url(application_name))
 
 
 def sessions(application_name: str, *, waiting: bool = False) -> list[str]:

@@ -20,7 +20,7 @@ from rest_framework.test import APIClient
 from decisions import trail
 from decisions.models import Decision, DecisionEvent
 from tests.decisions.conftest import AGENT, GOOD, ZONE, answer_body, cite
-from tests.decisions.helpers import at_once, kinds, pushes, reviewer
+from tests.decisions.helpers import at_once, kinds, pushes, reviewer, second_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -157,7 +157,6 @@ def test_twenty_concurrent_submissions_with_one_key_make_one_decision(
 def test_a_key_whose_first_request_is_still_running_is_told_409_at_once(
     policy_doc: Any, set_policy: Callable[..., Any], agent_client: Callable[[str], APIClient]
 ) -> None:
-    import psycopg
     from django.db import connection
 
     from decisions.models import Decision as Made
@@ -177,12 +176,7 @@ def test_a_key_whose_first_request_is_still_running_is_told_409_at_once(
     user_pk = Made.objects.get(pk=user_id).proposed_by_id
     # given a first request with the key, still in its transaction (another connection),
     # holding what such a request holds: the key and the zone's trail lock
-    settings = connection.settings_dict
-    dsn = (
-        f"host={settings['HOST'] or 'localhost'} port={settings['PORT'] or 5432} "
-        f"dbname={settings['NAME']} user={settings['USER']}"
-    )
-    with psycopg.connect(dsn) as first:
+    with second_session() as first:
         first.execute(
             "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"{user_pk}:answer-8"]
         )
