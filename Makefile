@@ -33,6 +33,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy .
+	$(BIN)/lint-imports
 
 bench: install
 	@for script in bench/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done

@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from decisions.chain import (
+from trail.chain import (
     canonical_json,
     checkpoint_digest,
     link_events,

@@ -19,16 +19,16 @@ import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evidence.graph.cohesion import set_cohesion
-from evidence.graph.diffusion import (
+from graph.core.cohesion import set_cohesion
+from graph.core.diffusion import (
     h_hop,
     ppr_power_iteration,
     ppr_push,
     ppr_with_stats,
 )
-from evidence.graph.matrix import GraphIndex, symmetric_graph
-from evidence.graph.paths import CausalGraph, EdgePattern, best_causal_path
-from evidence.graph.types import EDGE_TYPES
+from graph.core.matrix import GraphIndex, symmetric_graph
+from graph.core.paths import CausalGraph, EdgePattern, best_causal_path
+from graph.core.types import EDGE_TYPES
 
 
 def median_seconds(run: Callable[[], object], repeat: int) -> float:

@@ -32,10 +32,10 @@ django.setup()
 from django.db import connection, transaction  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
 
-from evidence import graph_store  # noqa: E402
-from evidence.graph.matrix import GraphIndex  # noqa: E402
-from evidence.graph.types import EDGE_TYPES, NodeType  # noqa: E402
-from evidence.graph_models import EdgeOrigin, GraphEdge, GraphNode  # noqa: E402
+from graph import store as graph_store  # noqa: E402
+from graph.core.matrix import GraphIndex  # noqa: E402
+from graph.core.types import EDGE_TYPES, NodeType  # noqa: E402
+from graph.models import EdgeOrigin, GraphEdge, GraphNode  # noqa: E402
 
 
 def report(name: str, value: str) -> None:
@@ -168,8 +168,8 @@ def label_queries(first_query: float) -> None:
 def risk_scan() -> None:
     """Risk concentration of one zone (a read), then a scan that raises its flags."""
     from coordinates.coordinate import parse
-    from evidence.graph_query import risk
-    from evidence.graph_services import graph_risk_scan
+    from graph.queries import risk
+    from graph.services import graph_risk_scan
 
     zone = parse("G1.U1.P1.Z1")
     start = time.perf_counter()

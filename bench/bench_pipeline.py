@@ -11,7 +11,7 @@ keep-alive connection, for a bounded time. Measures the submit API latency, the 
 which submissions are accepted and at which decisions reach a graded state (polled in the
 database), and the latency from submission to gate (the `decision.validated` trail event).
 Then profiles one submission and one validation in this process: time and queries, and how
-long each holds its trail lane's lock (a zone's decisions are spread over trail.LANES lanes;
+long each holds its trail lane's lock (a zone's decisions are spread over ledger.LANES lanes;
 the changes of one lane take its lock in turn).
 
 Prints the machine's core count and load; servers are stopped and the database dropped at
@@ -413,9 +413,11 @@ def _profile(token: str, claims: list[dict[str, Any]]) -> None:
     from django.test.utils import CaptureQueriesContext
     from rest_framework.test import APIClient
 
-    from decisions import services, trail
+    from decisions import services
     from decisions.models import Decision
-    from evidence import graph_feed
+    from graph import feed as graph_feed
+    from graph import tasks as graph_tasks
+    from trail import ledger
 
     spent: defaultdict[str, float] = defaultdict(float)
 
@@ -439,7 +441,7 @@ def _profile(token: str, claims: list[dict[str, Any]]) -> None:
 
     scheduled: list[tuple[int, str]] = []
     services._schedule_validation = lambda d, b: scheduled.append((d, b))  # type: ignore[assignment]
-    lock = trail.lock
+    lock = ledger.lock
 
     def timed_lock(chain: str) -> Any:
         # From asking for the lane's trail lock (the last step of every change) to the
@@ -448,10 +450,10 @@ def _profile(token: str, claims: list[dict[str, Any]]) -> None:
         transaction.on_commit(lambda: add("lock", time.perf_counter() - start))
         return lock(chain)
 
-    trail.lock = timed_lock  # type: ignore[assignment]
-    timed(trail, "append", "trail")
+    ledger.lock = timed_lock  # type: ignore[assignment]
+    timed(ledger, "append", "trail")
     # The graph follows the trail in its own run (timed apart below), not in the change.
-    graph_feed.trail_follow_soon = lambda: None  # type: ignore[assignment]
+    graph_tasks.trail_follow_soon = lambda: None  # type: ignore[assignment]
     timed(services, "evaluate_bundle", "evaluate")
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
@@ -492,7 +494,8 @@ def _profile(token: str, claims: list[dict[str, Any]]) -> None:
     per_decision = median("submit", "lock") + median("validate", "lock")
     print(
         f"  -> one lane's changes take its lock one at a time: at most ~{1 / per_decision:.0f}"
-        f" decisions/s per lane, ~{trail.LANES / per_decision:.0f}/s per zone ({trail.LANES} lanes)"
+        f" decisions/s per lane, ~{ledger.LANES / per_decision:.0f}/s per zone"
+        f" ({ledger.LANES} lanes)"
     )
     print(
         "  (evaluate runs before the lock; the graph follows the trail afterwards, in a run"

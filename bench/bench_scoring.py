@@ -16,7 +16,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from evidence.scoring import BundlePolicy, ClaimSignals, score_bundle
-from gates.policy import grade
+from gates.grading import grade
 
 N_CLAIMS = 5
 ITEMS_PER_CLAIM = 3

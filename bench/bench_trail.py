@@ -2,7 +2,7 @@
 
 Builds a throwaway database (maria_bench_trail) on the local PostgreSQL, migrates it, loads
 1,000,000 events in 100 zone chains with COPY, and measures
-  (a) the checks over rows already in memory: the reference walk (decisions.chain.
+  (a) the checks over rows already in memory: the reference walk (trail.chain.
       verify_chain) and the batched check the PostgreSQL path uses (chain.BatchChecker);
   (b) end to end from PostgreSQL: `verify_trail` (rows read, hashed, heads and the latest
       checkpoint compared), each run with the CPU time spent here and by the server;
@@ -92,10 +92,10 @@ def main() -> None:
 
 
 def _bodies(chain: str, per_chain: int, start: datetime) -> list[bytes]:
-    """Canonical bodies as trail.append writes them: nine transitions (~330 B) to one
+    """Canonical bodies as ledger.append writes them: nine transitions (~330 B) to one
     bundle event carrying its content hash, built from templates (json.dumps a million
     times would take most of the bench)."""
-    from decisions.chain import canonical_json
+    from trail.chain import canonical_json
 
     def template(kind: str, payload: dict[str, object]) -> bytes:
         body = canonical_json(
@@ -140,9 +140,9 @@ def _run() -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from decisions import trail
-    from decisions.chain import link_events, verify_chain
-    from decisions.models import DecisionEvent, TrailHead
+    from trail import checkpoints, verify
+    from trail.chain import link_events, verify_chain
+    from trail.models import TrailEvent, TrailHead
 
     t0 = time.perf_counter()
     call_command("migrate", verbosity=0)
@@ -162,7 +162,7 @@ def _run() -> None:
     t0 = time.perf_counter()
     connection.ensure_connection()
     raw = connection.connection
-    table = DecisionEvent._meta.db_table
+    table = TrailEvent._meta.db_table
     with connection.cursor() as cursor:
         # A throwaway table: no write-ahead log for the load (reads are unaffected).
         cursor.execute(f"ALTER TABLE {table} SET UNLOGGED")
@@ -219,7 +219,7 @@ def _run() -> None:
     ]
     shares = [
         (0, "every event hashed here"),
-        (trail._SERVER_EIGHTHS, f"{trail._SERVER_EIGHTHS} in 8 digests from the server"),
+        (verify._SERVER_EIGHTHS, f"{verify._SERVER_EIGHTHS} in 8 digests from the server"),
         (8, "every digest from the server"),
     ]
     for eighths, label in shares:
@@ -233,8 +233,8 @@ def _run() -> None:
     del stored, rows  # free the memory before the database runs
 
     print(
-        f"(b) end to end from PostgreSQL, blocks of {trail._FAST_BLOCK} ids; the server hashes "
-        f"{trail._SERVER_EIGHTHS} events in 8"
+        f"(b) end to end from PostgreSQL, blocks of {verify._FAST_BLOCK} ids; the server hashes "
+        f"{verify._SERVER_EIGHTHS} events in 8"
     )
 
     def verify_command() -> None:
@@ -244,7 +244,7 @@ def _run() -> None:
 
     _runs("verify_trail (no checkpoint yet)", verify_command)
     t0 = time.perf_counter()
-    checkpoint = trail.checkpoint_create()
+    checkpoint = checkpoints.checkpoint_create()
     print(
         f"  trail_checkpoint (verify + digest every chain): {time.perf_counter() - t0:.2f} s, "
         f"{checkpoint.events:,} events sealed"
@@ -252,26 +252,26 @@ def _run() -> None:
     _runs("verify_trail (against the checkpoint)", verify_command)
 
     print("(c) how the share the server hashes changes it (one run each)")
-    chosen = trail._SERVER_EIGHTHS
+    chosen = verify._SERVER_EIGHTHS
     for eighths in (0, 1, 2, 3, 4, 8):
-        trail._SERVER_EIGHTHS = eighths
+        verify._SERVER_EIGHTHS = eighths
         _runs(f"verify_trail, server hashes {eighths} in 8", verify_command, runs=1)
-    trail._SERVER_EIGHTHS = chosen
+    verify._SERVER_EIGHTHS = chosen
 
     def reference_from_database() -> None:
-        assert trail.verify_database(fast=False).intact
+        assert verify.verify_database(fast=False).intact
 
     _line("reference walk from the database", _time(reference_from_database), target=False)
     print(f"cores: {os.cpu_count()}; {_load()} at the end")
 
 
 def _check_batches(rows: list[tuple[Any, ...]]) -> None:
-    from decisions import trail
-    from decisions.chain import BatchChecker
+    from trail import verify
+    from trail.chain import BatchChecker
 
     checker = BatchChecker({}, digest_all=False)
-    for first in range(0, len(rows), trail._FAST_BATCH):
-        checker.feed(rows[first : first + trail._FAST_BATCH])
+    for first in range(0, len(rows), verify._FAST_BATCH):
+        checker.feed(rows[first : first + verify._FAST_BATCH])
     assert not any(progress.failed for progress in checker.chains.values())
 
 

@@ -472,6 +472,7 @@ def drive() -> None:
     from decisions import outbox
     from decisions.models import Outbox
     from decisions.services import decision_submit
+    from gates import push
 
     spec = json.loads(os.environ["BENCH_WEB_DRIVE"])
     committed: dict[int, int] = {}
@@ -493,12 +494,13 @@ def drive() -> None:
 
         return run
 
-    # outbox_dispatch and outbox_push look these up in their module at call time
+    # outbox_dispatch, outbox_push and the push receiver look these up in their module at
+    # call time
     whole, claim, publish, done = WORKER_STEPS
     outbox.outbox_dispatch = stamped_dispatch  # type: ignore[assignment]
     outbox.outbox_push = timed_step(whole, outbox.outbox_push)  # type: ignore[assignment]
     outbox.outbox_claim = timed_step(claim, outbox.outbox_claim)  # type: ignore[assignment]
-    outbox.queue_publish = timed_step(publish, outbox.queue_publish)  # type: ignore[assignment]
+    push.queue_publish = timed_step(publish, push.queue_publish)  # type: ignore[assignment]
     outbox.outbox_done = timed_step(done, outbox.outbox_done)  # type: ignore[assignment]
     token = ApiToken.objects.get(pk=spec["token"])
     for n in range(spec["transitions"]):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import urllib.parse
 from typing import Any
 
 from django.conf import settings
@@ -96,6 +97,15 @@ class RoleAssignment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} {self.role} on {self.scope}"
+
+
+def is_webhook_url(url: str) -> bool:
+    """An absolute http(s) URL with a host: the only kind a webhook may be sent to."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and " " not in url
 
 
 class ApiToken(models.Model):

@@ -13,9 +13,16 @@ from django.db import transaction
 from django.utils import timezone
 from rest_framework import status
 
-from coordinates import policy
+from coordinates import events, policy
 from coordinates.coordinate import Coordinate, Level
-from coordinates.models import ApiToken, Role, RoleAssignment, Zone, ZonePolicyVersion
+from coordinates.models import (
+    ApiToken,
+    Role,
+    RoleAssignment,
+    Zone,
+    ZonePolicyVersion,
+    is_webhook_url,
+)
 from coordinates.selectors import effective_policy, zone_get
 from maria.errors import ApplicationError
 
@@ -28,7 +35,6 @@ def zone_add(*, coordinate: Coordinate, name: str = "") -> Zone:
         raise ApplicationError(
             f"{coordinate} is an agent; zones stop at the Z level", field="coordinate"
         )
-    from decisions import events  # decisions builds on coordinates: imported when used
 
     with transaction.atomic():
         parent: Zone | None = None
@@ -64,15 +70,11 @@ def policy_update(
         raise ApplicationError("a reason is required for every policy change", field="reason")
     _policy_problems_to_error(policy.check_overrides(overrides))
     clean = policy.normalise_overrides(overrides)
-    # Imported here: decisions builds on coordinates; a module-level import would make the
-    # two apps import each other.
-    from decisions import events, trail
-
     with transaction.atomic():
         # The trail lock first: on SQLite it takes the write lock before any read (a write
         # after a read can fail at once with "database is locked"); on PostgreSQL it is the
         # zone chain's head row, always taken before the zone row, so the two never deadlock.
-        trail.lock(trail.chain_for(zone.coordinate))
+        events.zone_lock(zone.coordinate)
         # The lock serialises edits of one zone so version numbers never collide.
         locked = Zone.objects.select_for_update().get(pk=zone.pk)
         current = locked.policy_versions.order_by("-version").first()
@@ -121,7 +123,6 @@ def role_grant(
             "roles are granted on a zone or above, not on an agent", field="scope"
         )
     zone_get(scope, field="scope")
-    from decisions import events  # decisions builds on coordinates: imported when used
 
     with transaction.atomic():
         assignment, created = RoleAssignment.objects.get_or_create(
@@ -133,7 +134,6 @@ def role_grant(
 
 
 def role_revoke(*, user: User, role: str, scope: Coordinate, revoked_by: User | None = None) -> int:
-    from decisions import events  # decisions builds on coordinates: imported when used
 
     with transaction.atomic():
         deleted, _ = RoleAssignment.objects.filter(user=user, role=role, scope=str(scope)).delete()
@@ -170,8 +170,6 @@ def token_issue(
     """Issue a bearer token and return it with its key, which is never stored or shown again."""
     if (agent is None) == (user is None):
         raise ApplicationError("a token belongs to exactly one agent or one person", field="agent")
-    from decisions.webhooks import is_webhook_url  # decisions builds on coordinates
-
     if webhook_url and not is_webhook_url(webhook_url):
         raise ApplicationError(
             f"the webhook must be an absolute http(s) URL, got {webhook_url[:200]!r}",

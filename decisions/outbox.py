@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from coordinates.coordinate import Coordinate
 from decisions.models import Outbox
-from gates.push import queue_publish
+from decisions.signals import queue_event, webhook_due
 
 log = logging.getLogger(__name__)
 
@@ -32,9 +32,7 @@ def outbox_dispatch(row_id: int) -> None:
     if kind == Outbox.Kind.PUSH:
         outbox_push(row_id)
     elif kind == Outbox.Kind.WEBHOOK:
-        from decisions.tasks import deliver_webhook
-
-        deliver_webhook.delay(row_id)
+        webhook_due.send(sender=Outbox, outbox_id=row_id)
 
 
 def outbox_claim(row_id: int) -> Outbox | None:
@@ -65,7 +63,7 @@ def outbox_push(row_id: int) -> bool:
     payload = dict(row.payload)
     zone = Coordinate.parse(payload.pop("zone"))
     try:
-        queue_publish(zone, payload)
+        queue_event.send(sender=Outbox, zone=zone, event=payload)
     except Exception as error:  # the layer is down: keep the row for the sweep
         log.warning(
             "push failed",

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from decisions.models import Decision, DecisionEvent
+from decisions.models import Decision
+from trail.models import TrailEvent
 
 
 def decision_row(decision: Decision) -> dict[str, Any]:
@@ -28,7 +29,7 @@ def decision_row(decision: Decision) -> dict[str, Any]:
     }
 
 
-def _event(event: DecisionEvent) -> dict[str, Any]:
+def _event(event: TrailEvent) -> dict[str, Any]:
     return {
         "kind": event.kind,
         "actor": event.actor,
@@ -42,13 +43,12 @@ def _event(event: DecisionEvent) -> dict[str, Any]:
 
 def decision_events(decision: Decision) -> list[dict[str, Any]]:
     return [
-        _event(event)
-        for event in DecisionEvent.objects.filter(decision_id=decision.pk).order_by("pk")
+        _event(event) for event in TrailEvent.objects.filter(decision_id=decision.pk).order_by("pk")
     ]
 
 
 def decision_detail(
-    decision: Decision, *, events: Sequence[DecisionEvent] | None = None
+    decision: Decision, *, events: Sequence[TrailEvent] | None = None
 ) -> dict[str, Any]:
     """The decision with its report, approvals and trail events. `events`, when given, are
     all of its events and it has no approvals (a decision just proposed, as it was made)."""

@@ -25,22 +25,24 @@ from rest_framework import status
 from coordinates.coordinate import Coordinate
 from coordinates.models import ApiToken, Role
 from coordinates.selectors import EffectivePolicy, effective_policy, has_role
-from decisions import events, trail
-from decisions.chain import canonical_json
+from decisions import events
 from decisions.models import (
     Approval,
     Decision,
-    DecisionEvent,
     Gate,
     Outbox,
     PeriodicReview,
     State,
 )
 from decisions.outbox import outbox_send_after_commit
+from decisions.signals import validation_wanted, validations_taken
 from evidence.models import ValidationReport
 from evidence.validation import bundle_create, evaluate_bundle, read_cited
 from maria.errors import ApplicationError
 from maria.metrics import VALIDATION_SECONDS
+from trail import ledger
+from trail.chain import canonical_json
+from trail.models import TrailEvent
 
 log = logging.getLogger(__name__)
 
@@ -52,18 +54,18 @@ REVIEW_ROLES = (Role.REVIEWER, Role.ZONE_ADMIN)
 class Submitted:
     decision: Decision
     replayed: bool
-    proposed: DecisionEvent | None = None  # a new decision's first trail event
+    proposed: TrailEvent | None = None  # a new decision's first trail event
 
 
 @contextmanager
 def _zone_change(zone: str, *, idempotency: str = "") -> Iterator[None]:
     """One change in `zone`, in one transaction: its trail events are linked and written
-    together at the end (`trail.holding`) and its decision events go to the knowledge graph
-    in one task after commit. On PostgreSQL the lock of the decision's trail lane is the
-    change's last step, after the decision's row lock, the same order everywhere, so nothing
-    deadlocks and the changes of one lane take turns only for the writing of their events.
-    On SQLite the zone's chain is locked by the first statement: a transaction that writes
-    first waits for the write lock instead of failing.
+    together at the end (`ledger.holding`) and announced once after commit. On PostgreSQL
+    the lock of the decision's trail lane is the change's last step, after the decision's
+    row lock, the same order everywhere, so nothing deadlocks and the changes of one lane
+    take turns only for the writing of their events. On SQLite the zone's chain is locked
+    by the first statement: a transaction that writes first waits for the write lock
+    instead of failing.
 
     `idempotency` names a request key to claim first, without waiting (PostgreSQL): a
     request whose key another request holds is told 409 at once, not queued behind the zone.
@@ -71,7 +73,7 @@ def _zone_change(zone: str, *, idempotency: str = "") -> Iterator[None]:
     with transaction.atomic():
         if idempotency and not _advisory_lock(idempotency):
             raise _conflict("a request with this Idempotency-Key is still being processed")
-        with trail.holding(trail.chain_for(zone)), events.graph_batch():
+        with ledger.holding(ledger.chain_for(zone)):
             yield
 
 
@@ -230,17 +232,11 @@ def decision_submit(
 
 
 def _skip_validations(decision_ids: list[int]) -> None:
-    from decisions.tasks import validations_skip
-
-    validations_skip(decision_ids)
+    validations_taken.send(sender=Decision, decision_ids=decision_ids)
 
 
 def _schedule_validation(decision_id: int, bundle_hash: str) -> None:
-    from decisions.tasks import validate_decision, validation_task_id
-
-    validate_decision.apply_async(
-        (decision_id, bundle_hash), task_id=validation_task_id(decision_id)
-    )
+    validation_wanted.send(sender=Decision, decision_id=decision_id, bundle_hash=bundle_hash)
 
 
 # --- validation and routing ----------------------------------------------------------------

@@ -1,30 +1,17 @@
-"""Celery tasks of the decisions app: thin wrappers that call a service.
-
-The trail checkpoint runs periodically through Celery beat. The schedule belongs in
-settings, e.g. hourly:
-
-    from celery.schedules import crontab
-    CELERY_BEAT_SCHEDULE = {
-        "trail-checkpoint": {"task": "decisions.trail_checkpoint", "schedule": crontab(minute=0)},
-    }
-
-and a beat process next to the workers (`celery -A maria beat`). Each run verifies the whole
-trail before it seals it, so the interval bounds how long a deleted tail can go unnoticed
-by `verify_trail` when the head rows were rewritten too.
-"""
+"""Celery tasks of the decision pipeline: thin wrappers that call a service."""
 
 from __future__ import annotations
 
 import logging
 import random
 from datetime import timedelta
+from typing import Any
 
 from celery import Task, current_app, shared_task
 from django.conf import settings
-from django.db import OperationalError
+from django.dispatch import receiver
 
 from coordinates.models import ApiToken
-from decisions import trail
 from decisions.models import Decision
 from decisions.outbox import (
     outbox_claim,
@@ -40,37 +27,11 @@ from decisions.services import (
     decision_validation_failed,
     decisions_escalate_overdue,
 )
+from decisions.signals import validation_wanted, validations_taken, webhook_due
 from decisions.webhooks import DeliveryError, post
 from maria.metrics import TASK_RETRIES
 
 log = logging.getLogger(__name__)
-
-
-@shared_task(
-    name="decisions.trail_checkpoint",
-    autoretry_for=(OperationalError,),
-    retry_backoff=True,
-    max_retries=5,
-)
-def trail_checkpoint() -> int | None:
-    """Seal the trail; the seq of the new checkpoint, or None when a concurrent run won."""
-    try:
-        checkpoint = trail.checkpoint_create()
-    except trail.TrailBroken as error:
-        # Never retried: a broken trail stays broken until someone looks.
-        log.error("trail broken, not sealed: %s", error.report.summary())
-        raise
-    except trail.TrailError as error:
-        log.info("trail checkpoint skipped: %s", error)
-        return None
-    log.info(
-        "trail checkpoint %s sealed %s chains, %s events, hash %s",
-        checkpoint.seq,
-        checkpoint.chains,
-        checkpoint.events,
-        checkpoint.hash,
-    )
-    return checkpoint.seq
 
 
 # --- the decision pipeline -------------------------------------------------------------------
@@ -173,3 +134,23 @@ def escalate_overdue() -> int:
 @shared_task
 def sweep_outbox() -> int:
     return outbox_sweep()
+
+
+# --- what the services ask for after commit (decisions.signals) ----------------------------
+
+
+@receiver(validation_wanted, dispatch_uid="decisions.validate_decision")
+def _validate_later(*, decision_id: int, bundle_hash: str, **_: Any) -> None:
+    validate_decision.apply_async(
+        (decision_id, bundle_hash), task_id=validation_task_id(decision_id)
+    )
+
+
+@receiver(validations_taken, dispatch_uid="decisions.validations_skip")
+def _skip_taken(*, decision_ids: list[int], **_: Any) -> None:
+    validations_skip(decision_ids)
+
+
+@receiver(webhook_due, dispatch_uid="decisions.deliver_webhook")
+def _deliver_later(*, outbox_id: int, **_: Any) -> None:
+    deliver_webhook.delay(outbox_id)

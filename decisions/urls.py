@@ -1,9 +1,8 @@
 from django.urls import path
 
-from decisions import api, api_decisions
+from decisions import api_decisions
 
 urlpatterns = [
-    path("trail/", api.TrailExportView.as_view(), name="trail-export"),
     path("decisions/", api_decisions.DecisionListView.as_view(), name="decisions"),
     path("decisions/<int:pk>/", api_decisions.DecisionDetailView.as_view(), name="decision"),
     path("ask/", api_decisions.AskView.as_view(), name="ask"),

@@ -16,20 +16,13 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
+from coordinates.models import is_webhook_url
+
 TIMEOUT_SECONDS = 10
 
 
 class DeliveryError(RuntimeError):
     """The receiver did not take the webhook (network error or non-2xx)."""
-
-
-def is_webhook_url(url: str) -> bool:
-    """An absolute http(s) URL with a host: the only kind a webhook may be sent to."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:
-        return False
-    return parts.scheme in ("http", "https") and bool(parts.hostname) and " " not in url
 
 
 def signature(secret: str, timestamp: int, body: bytes) -> str:

@@ -171,6 +171,3 @@ class ValidationReport(models.Model):
         if self.pk is not None:
             raise ValueError("a validation report is immutable")
         super().save(*args, **kwargs)
-
-
-from evidence.graph_models import GraphChange, GraphEdge, GraphNode, GraphState  # noqa: E402,F401

@@ -421,7 +421,7 @@ class BundleScore:
     contradictions: tuple[tuple[int, int], ...]  # item indices into the whole bundle
     mode: AnswerMode  # from the gated sufficiency
     gated_sufficiency: float  # the value answer mode and gate grade on
-    kept_confidence: tuple[float, ...]  # what gates.policy.grade takes
+    kept_confidence: tuple[float, ...]  # what gates.grading.grade takes
 
     def to_dict(self) -> dict[str, Any]:
         """Plain floats, ints, bools and lists, ready for a JSON field."""

@@ -28,6 +28,7 @@ from evidence.models import (
     DocumentVersion,
     Paragraph,
 )
+from evidence.signals import version_stored
 from maria.errors import ApplicationError
 
 EMBED_BATCH = 256
@@ -175,16 +176,13 @@ def document_ingest(
         )
         corpus_bump()
         version_id = version.pk
-        transaction.on_commit(lambda: _schedule_version_tasks(version_id))
+        transaction.on_commit(lambda: _announce_version_stored(version_id))
     return Ingested(document, version, created=True)
 
 
-def _schedule_version_tasks(version_id: int) -> None:
-    """After commit: embed the new version's paragraphs and extract its graph (two tasks)."""
-    from evidence.tasks import embed_version, extract_graph
-
-    embed_version.delay(version_id)
-    extract_graph.delay(version_id)
+def _announce_version_stored(version_id: int) -> None:
+    """After commit: its paragraphs are embedded and its graph extracted (evidence.signals)."""
+    version_stored.send(sender=DocumentVersion, version_id=version_id)
 
 
 def version_embed(*, version_id: int) -> int:

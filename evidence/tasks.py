@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import shared_task
-from django.db import OperationalError
+from django.dispatch import receiver
 
-from evidence.graph_feed import trail_follow
-from evidence.graph_services import graph_risk_scan_all
-from evidence.graph_store import version_extract
 from evidence.services import version_embed
+from evidence.signals import version_stored
 
-# Retried with jittered backoff; both are idempotent, so a second run does no harm.
+# Retried with jittered backoff; the tasks are idempotent, so a second run does no harm.
 RETRIED = {
     "bind": True,
     "acks_late": True,
@@ -19,8 +19,6 @@ RETRIED = {
     "retry_jitter": True,
     "max_retries": 5,
 }
-# The same for the graph's own runs, retried only when the database was unreachable.
-RETRIED_ON_DATABASE = {**RETRIED, "autoretry_for": (OperationalError,)}
 
 
 @shared_task(**RETRIED)
@@ -28,21 +26,6 @@ def embed_version(self: object, version_id: int) -> int:
     return version_embed(version_id=version_id)
 
 
-@shared_task(**RETRIED)
-def extract_graph(self: object, version_id: int) -> int:
-    return version_extract(version_id=version_id)
-
-
-@shared_task(**RETRIED_ON_DATABASE)
-def follow_trail(self: object) -> int:
-    """The knowledge graph catches up with the trail's decision events (evidence.graph_feed);
-    asked for after decision changes and run periodically. Idempotent."""
-    return trail_follow()
-
-
-@shared_task(**RETRIED_ON_DATABASE)
-def scan_graph_risk(self: object, zone: str | None = None) -> dict[str, int]:
-    """Raise and end risk flags: of one zone after its graph grew, or (no zone: the periodic
-    run) of every zone with a graph. Idempotent: a scan that finds the flags as they should
-    be writes nothing."""
-    return graph_risk_scan_all(zones=[zone] if zone else None)
+@receiver(version_stored, dispatch_uid="evidence.embed_version")
+def _embed_stored_version(*, version_id: int, **_: Any) -> None:
+    embed_version.delay(version_id)

@@ -10,21 +10,21 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
+from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 
 from coordinates.coordinate import Coordinate
 from coordinates.selectors import EffectivePolicy
-from decisions.chain import canonical_json
 from evidence import scoring
 from evidence.grounding import check_claim, claims_without_numbers_share, classify_claim
 from evidence.models import DocumentVersion, EvidenceBundle, Paragraph, ValidationReport
 from evidence.numbers import extract_numbers
 from evidence.services import embedder
 from evidence.text import content_terms
-from gates.policy import final_gate
+from trail.chain import canonical_json
 
 SHARED_ENTITY = 0.5  # relation of two items that share a number or most key terms
 CONTRADICTION = -1.0
@@ -235,6 +235,38 @@ def _item_json(item: Item, confidence: float, kept: bool, floor: float) -> dict[
     }
 
 
+class Grader(Protocol):
+    """Grades a scored bundle (gates.grading.final_gate): auto, flagged, required, blocked."""
+
+    def __call__(
+        self,
+        sufficiency: float,
+        confidence: Sequence[float] | np.ndarray,
+        tau: float,
+        floor: float,
+        refusal_floor: float,
+        *,
+        has_contradictions: bool,
+        has_factual_claims: bool,
+    ) -> str: ...
+
+
+# Grading is the gates app's, above this one: it registers its grader when Django starts.
+_grader: Grader | None = None
+
+
+def grader_use(grader: Grader) -> None:
+    """Called once by the gates app when Django starts (gates.apps)."""
+    global _grader
+    _grader = grader
+
+
+def _the_grader() -> Grader:
+    if _grader is None:
+        raise ImproperlyConfigured("no grader registered: is 'gates' in INSTALLED_APPS?")
+    return _grader
+
+
 def validate_bundle(bundle: EvidenceBundle, policy: EffectivePolicy) -> ValidationReport:
     """Resolve, ground, score and grade a bundle under a zone's effective policy; store it."""
     report = evaluate_bundle(bundle, policy)
@@ -327,7 +359,7 @@ def evaluate_bundle(
             }
         )
     # Disagreeing evidence is surfaced, never silently resolved: both paragraphs are shown,
-    # and the answer cannot pass without a person (gates.policy.final_gate).
+    # and the answer cannot pass without a person (gates.grading.final_gate).
     contradictions = []
     for x, y in zip(*np.nonzero(np.triu(relations < 0)), strict=True):
         one, two = held[int(x)], held[int(y)]
@@ -351,7 +383,7 @@ def evaluate_bundle(
     # An answer that asserts no fact needs no evidence, but a person should still see it
     # now and then: it passes, flagged for the periodic review. The what-if replays stored
     # reports through the same function.
-    gate = final_gate(
+    gate = _the_grader()(
         score.gated_sufficiency,
         np.asarray(score.kept_confidence),
         values.tau,

@@ -20,7 +20,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.sessions.backends.base import SessionBase
 
 from coordinates.coordinate import Coordinate
-from coordinates.models import Role
+from coordinates.models import Role, Zone
 from coordinates.selectors import role_scopes
 from gates.groups import queue_group
 
@@ -109,8 +109,6 @@ class QueueConsumer(AsyncJsonWebsocketConsumer):
 
     @staticmethod
     def _all_galaxies() -> list[Coordinate]:
-        from coordinates.models import Zone
-
         return [z.coord for z in Zone.objects.filter(depth=1)]
 
     async def disconnect(self, code: int) -> None:

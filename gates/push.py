@@ -6,8 +6,10 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.dispatch import receiver
 
 from coordinates.coordinate import Coordinate
+from decisions.signals import queue_event
 from gates.groups import groups_for_zone
 
 
@@ -22,3 +24,9 @@ async def queue_publish_async(zone: Coordinate, event: dict[str, Any]) -> None:
 def queue_publish(zone: Coordinate, event: dict[str, Any]) -> None:
     """Call only after commit (transaction.on_commit): a push must never announce a rollback."""
     async_to_sync(queue_publish_async)(zone, event)
+
+
+@receiver(queue_event, dispatch_uid="gates.queue_publish")
+def _publish(*, zone: Coordinate, event: dict[str, Any], **_: Any) -> None:
+    # Raises when the channel layer is down: the outbox keeps the row for its sweep.
+    queue_publish(zone, event)

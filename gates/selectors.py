@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
@@ -22,19 +22,18 @@ from coordinates import policy as zone_policy
 from coordinates.coordinate import Coordinate, CoordinateError, parse
 from coordinates.models import Role, RoleAssignment, Zone
 from coordinates.selectors import AnyUser, effective_policy, role_scopes
-from decisions import trail
-from decisions.models import Decision, DecisionEvent, State
-from evidence.graph_models import GraphNode, GraphRiskFlag, RiskFlagStatus
+from decisions.models import Decision, State
 from evidence.models import Paragraph, ValidationReport
-from gates.policy import StoredScore, WhatIf
+from gates.grading import StoredScore, WhatIf
 from gates.whatif import ZoneReplay, stored_score, whatif_zones
+from graph.models import GraphNode, GraphRiskFlag, RiskFlagStatus
+from trail import ledger
+from trail.models import TrailEvent
 
 REVIEW_ROLES = (Role.REVIEWER, Role.ZONE_ADMIN)
-AUDIT_ROLES = (Role.AUDITOR,)
 ADMIN_ROLES = (Role.ZONE_ADMIN,)
 QUEUE_LIMIT = 200  # rows on one page: soonest due first; filters narrow the rest
 QUESTION_CHARS = 140
-AUDIT_PAGE = 50
 
 
 # --- scope ---------------------------------------------------------------------------------
@@ -416,104 +415,19 @@ def score_bars(decision: Decision) -> list[Bar]:
     ]
 
 
-def decision_events(decision: Decision) -> list[DecisionEvent]:
-    return list(DecisionEvent.objects.filter(decision_id=decision.pk).order_by("pk"))
+def decision_events(decision: Decision) -> list[TrailEvent]:
+    return list(TrailEvent.objects.filter(decision_id=decision.pk).order_by("pk"))
 
 
 def last_actor(decision: Decision) -> tuple[str, str, datetime] | None:
     """Who last changed the decision (for "someone acted first" messages)."""
     event = (
-        DecisionEvent.objects.filter(decision_id=decision.pk)
-        .exclude(actor=trail.SYSTEM)
+        TrailEvent.objects.filter(decision_id=decision.pk)
+        .exclude(actor=ledger.SYSTEM)
         .order_by("-pk")
         .first()
     )
     return (event.actor, event.kind, event.created_at) if event is not None else None
-
-
-# --- auditor -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class AuditFilters:
-    zone: str = ""
-    state: str = ""
-    gate: str = ""
-    agent: str = ""
-    reviewer: str = ""
-    since: date | None = None
-    until: date | None = None
-    q: str = ""
-
-    def as_query(self) -> dict[str, str]:
-        pairs = {
-            "zone": self.zone,
-            "state": self.state,
-            "gate": self.gate,
-            "agent": self.agent,
-            "reviewer": self.reviewer,
-            "q": self.q,
-            "since": self.since.isoformat() if self.since else "",
-            "until": self.until.isoformat() if self.until else "",
-        }
-        return {k: v for k, v in pairs.items() if v}
-
-
-def audit_decisions(user: AnyUser, filters: AuditFilters) -> QuerySet[Decision]:
-    scopes = scopes_of(user, AUDIT_ROLES)
-    rows = Decision.objects.filter(zone_filter(scopes)).select_related("claimed_by")
-    if filters.zone:
-        rows = rows.filter(Q(zone=filters.zone) | Q(zone__startswith=f"{filters.zone}."))
-    if filters.state:
-        rows = rows.filter(state=filters.state)
-    if filters.gate:
-        rows = rows.filter(gate=filters.gate)
-    if filters.agent:
-        rows = rows.filter(agent=filters.agent)
-    if filters.reviewer:
-        acted = DecisionEvent.objects.filter(actor=filters.reviewer, decision_id__isnull=False)
-        rows = rows.filter(pk__in=acted.values("decision_id"))
-    if filters.since:
-        rows = rows.filter(created_at__date__gte=filters.since)
-    if filters.until:
-        rows = rows.filter(created_at__date__lte=filters.until)
-    if filters.q:
-        rows = rows.filter(Q(question__icontains=filters.q) | Q(answer__icontains=filters.q))
-    return rows.order_by("-created_at", "-pk")
-
-
-def audit_range(user: AnyUser, zone: str) -> list[Coordinate] | None:
-    """The chains an auditor may export or verify: the zone asked for, within their scope;
-    raises 404 for a zone they cannot see."""
-    scopes = scopes_of(user, AUDIT_ROLES)
-    if not zone:
-        if scopes is not None and not scopes:
-            raise Http404("no auditor role")
-        return scopes
-    try:
-        coordinate = parse(zone)
-    except CoordinateError:
-        raise Http404("no such zone") from None
-    if not covers(scopes, str(coordinate)):
-        raise Http404("no such zone")
-    return [coordinate]
-
-
-def _since_moment(since: date | None) -> datetime | None:
-    if since is None:
-        return None
-    return datetime.combine(since, datetime.min.time(), tzinfo=timezone.get_current_timezone())
-
-
-def trail_export(scopes: Sequence[Coordinate] | None, since: date | None) -> Iterator[str]:
-    label = ",".join(str(s) for s in scopes) if scopes is not None else "all"
-    return trail.export_lines(scopes=scopes, since=_since_moment(since), label=label)
-
-
-def trail_verify(scopes: Sequence[Coordinate] | None, since: date | None) -> trail.TrailReport:
-    """Verify exactly the range the page shows: the export of those chains, checked as an
-    auditor's copy would be (decisions.trail.verify_export)."""
-    return trail.verify_export(trail_export(scopes, since), source="the shown range")
 
 
 # --- zone admin ----------------------------------------------------------------------------

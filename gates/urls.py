@@ -19,8 +19,4 @@ urlpatterns = [
     path("zones/<str:coordinate>/preview/", views.zone_preview, name="zone-preview"),
     path("zones/<str:coordinate>/roles/", views.zone_grant, name="zone-grant"),
     path("zones/<str:coordinate>/roles/<int:pk>/revoke/", views.zone_revoke, name="zone-revoke"),
-    path("audit/", views.audit_search, name="audit"),
-    path("audit/decisions/<int:pk>/", views.audit_decision, name="audit-decision"),
-    path("audit/verify/", views.audit_verify, name="audit-verify"),
-    path("audit/export/", views.audit_export, name="audit-export"),
 ]

@@ -1,4 +1,4 @@
-"""The web pages: reviewer queue and decision page, zone admin, auditor trail browser.
+"""The web pages of reviewers and zone admins: the queue, the decision page, the zone tree.
 
 Thin: reads come from `gates.selectors`, writes go through the services of `decisions` and
 `coordinates`, which check again who may act. Every page checks the user's scope on the
@@ -8,7 +8,6 @@ server: a decision or zone outside it is a 404, a page for a role the user lacks
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from datetime import datetime
 from functools import wraps
 from typing import Any
 from urllib.parse import urlencode
@@ -17,7 +16,6 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -31,11 +29,11 @@ from coordinates.selectors import effective_policy, policy_history
 from coordinates.services import policy_update, role_grant, role_revoke
 from decisions import services
 from decisions.models import Decision, Gate, State
-from evidence.graph_services import NOTE_LIMIT, graph_risk_resolve
 from gates import selectors
-from gates.forms import AuditFilterForm, GrantForm, PolicyForm
+from gates.forms import GrantForm, PolicyForm
 from gates.models import SavedFilter
 from gates.whatif import gate_rows
+from graph.services import NOTE_LIMIT, graph_risk_resolve
 from maria.errors import ApplicationError
 
 View = Callable[..., HttpResponse | StreamingHttpResponse]
@@ -157,7 +155,7 @@ def filter_delete(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("queue")
 
 
-def _decision_context(decision: Decision) -> dict[str, Any]:
+def decision_context(decision: Decision) -> dict[str, Any]:
     report = decision.report
     return {
         "decision": decision,
@@ -174,7 +172,7 @@ def _decision_context(decision: Decision) -> dict[str, Any]:
 @role_required(selectors.REVIEW_ROLES)
 def decision_page(request: HttpRequest, pk: int) -> HttpResponse:
     decision = selectors.decision_for(request.user, pk, selectors.REVIEW_ROLES)
-    context = _decision_context(decision)
+    context = decision_context(decision)
     now = timezone.now()
     held = (
         decision.claimed_by_id is not None
@@ -241,80 +239,6 @@ def decision_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     if action in ("approve", "reject"):
         return redirect("queue")
     return redirect("decision-page", pk=pk)
-
-
-# --- auditor -------------------------------------------------------------------------------
-
-
-def _audit_filters(request: HttpRequest) -> tuple[AuditFilterForm, selectors.AuditFilters]:
-    form = AuditFilterForm(request.GET or None)
-    data: dict[str, Any] = form.cleaned_data if form.is_valid() else {}
-    return form, selectors.AuditFilters(
-        zone=data.get("zone", ""),
-        state=data.get("state", ""),
-        gate=data.get("gate", ""),
-        agent=data.get("agent", ""),
-        reviewer=data.get("reviewer", ""),
-        since=data.get("since"),
-        until=data.get("until"),
-        q=data.get("q", ""),
-    )
-
-
-@require_GET
-@role_required(selectors.AUDIT_ROLES)
-def audit_search(request: HttpRequest) -> HttpResponse:
-    form, filters = _audit_filters(request)
-    paginator = Paginator(selectors.audit_decisions(request.user, filters), selectors.AUDIT_PAGE)
-    page = paginator.get_page(request.GET.get("page"))
-    range_query = urlencode({k: v for k, v in filters.as_query().items() if k in ("zone", "since")})
-    return render(
-        request,
-        "auditor/search.html",
-        {
-            "form": form,
-            "page": page,
-            "query": urlencode(filters.as_query()),
-            "range_query": range_query,
-            "filters": filters,
-        },
-    )
-
-
-@require_GET
-@role_required(selectors.AUDIT_ROLES)
-def audit_decision(request: HttpRequest, pk: int) -> HttpResponse:
-    decision = selectors.decision_for(request.user, pk, selectors.AUDIT_ROLES)
-    context = _decision_context(decision)
-    context["range_query"] = urlencode({"zone": decision.zone})
-    return render(request, "auditor/decision.html", context)
-
-
-@require_GET
-@role_required(selectors.AUDIT_ROLES)
-def audit_verify(request: HttpRequest) -> HttpResponse:
-    """Verify the shown range (zone, since). Read-only: it only reads the trail."""
-    _, filters = _audit_filters(request)
-    scopes = selectors.audit_range(request.user, filters.zone)
-    report = selectors.trail_verify(scopes, filters.since)
-    return render(
-        request,
-        "auditor/verify.html",
-        {"report": report, "filters": filters, "range_query": urlencode(filters.as_query())},
-    )
-
-
-@require_GET
-@role_required(selectors.AUDIT_ROLES)
-def audit_export(request: HttpRequest) -> StreamingHttpResponse:
-    _, filters = _audit_filters(request)
-    scopes = selectors.audit_range(request.user, filters.zone)
-    stamp = datetime.now(tz=timezone.get_current_timezone()).strftime("%Y%m%dT%H%M%S")
-    response = StreamingHttpResponse(
-        selectors.trail_export(scopes, filters.since), content_type="application/x-ndjson"
-    )
-    response["Content-Disposition"] = f'attachment; filename="maria-trail-{stamp}.jsonl"'
-    return response
 
 
 # --- zone admin ----------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 Pure: no Django. A preview for a planet covers every zone beneath it, and each zone has its
 own old and new effective policy, so the reports are re-graded zone by zone
-(`gates.policy.whatif`, by the live pipeline's rules) and the counts added up. Nothing is
+(`gates.grading.whatif`, by the live pipeline's rules) and the counts added up. Nothing is
 re-validated: a report's numbers, contradictions and claim kinds are as stored.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gates.policy import (
+from gates.grading import (
     GATES,
     Gate,
     GateThresholds,

@@ -47,10 +47,15 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "channels",
+    # The project's apps, from the ground up: each imports only those above it (pyproject.toml,
+    # [tool.importlinter]).
     "coordinates",
-    "decisions",
+    "trail",
     "evidence",
+    "decisions",
+    "graph",
     "gates",
+    "audit",
 ]
 
 MIDDLEWARE = [
@@ -189,16 +194,16 @@ CELERY_TIMEZONE = TIME_ZONE
 # `celery -A maria beat` next to the workers runs these (see README, "Production").
 CELERY_BEAT_SCHEDULE = {
     # Seals every chain of the trail; the interval bounds how long a deleted tail can hide.
-    "trail-checkpoint": {"task": "decisions.trail_checkpoint", "schedule": 3600.0},
+    "trail-checkpoint": {"task": "trail.checkpoint", "schedule": 3600.0},
     "escalate-overdue": {"task": "decisions.tasks.escalate_overdue", "schedule": 60.0},
     # Pushes and webhooks whose sender died after commit.
     "sweep-outbox": {"task": "decisions.tasks.sweep_outbox", "schedule": 30.0},
     # Risk flags for what no after-commit scan covers (document extraction, threshold edits,
     # a scan task lost); zones whose graph and threshold are unchanged are skipped.
-    "graph-risk-scan": {"task": "evidence.tasks.scan_graph_risk", "schedule": 300.0},
+    "graph-risk-scan": {"task": "graph.tasks.scan_graph_risk", "schedule": 300.0},
     # The knowledge graph following the trail, for any decision change whose request to
     # follow was lost (decision changes ask for a run themselves).
-    "graph-follow-trail": {"task": "evidence.tasks.follow_trail", "schedule": 10.0},
+    "graph-follow-trail": {"task": "graph.tasks.follow_trail", "schedule": 10.0},
 }
 # Deployments (and test runs) sharing one Redis keep apart by queue name.
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_TASK_DEFAULT_QUEUE", default="celery")

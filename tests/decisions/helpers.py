@@ -22,7 +22,8 @@ import psycopg
 from django.contrib.auth.models import User
 from django.db import connection
 
-from decisions.models import DecisionEvent, Outbox
+from decisions.models import Outbox
+from trail.models import TrailEvent
 
 ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
@@ -34,7 +35,7 @@ T = TypeVar("T")
 def kinds(decision_id: int) -> list[str]:
     """The decision's trail events, oldest first."""
     return list(
-        DecisionEvent.objects.filter(decision_id=decision_id)
+        TrailEvent.objects.filter(decision_id=decision_id)
         .order_by("pk")
         .values_list("kind", flat=True)
     )

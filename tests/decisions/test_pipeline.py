@@ -9,15 +9,16 @@ import pytest
 from rest_framework.test import APIClient
 
 from coordinates.models import Role
-from decisions.models import Decision, DecisionEvent, Outbox, PeriodicReview
+from decisions.models import Decision, Outbox, PeriodicReview
 from tests.decisions.conftest import AGENT, GOOD, WRONG_NUMBER, ZONE, answer_body, cite
+from trail.models import TrailEvent
 
 pytestmark = pytest.mark.django_db
 
 
 def kinds(decision_id: int) -> list[str]:
     return list(
-        DecisionEvent.objects.filter(decision_id=decision_id)
+        TrailEvent.objects.filter(decision_id=decision_id)
         .order_by("pk")
         .values_list("kind", flat=True)
     )

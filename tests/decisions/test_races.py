@@ -17,10 +17,11 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from decisions import trail
-from decisions.models import Decision, DecisionEvent
+from decisions.models import Decision
 from tests.decisions.conftest import AGENT, GOOD, ZONE, answer_body, cite
 from tests.decisions.helpers import at_once, kinds, pushes, reviewer, second_session
+from trail import verify
+from trail.models import TrailEvent
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -61,7 +62,7 @@ def test_fifty_concurrent_approvals_have_one_winner(queued: int) -> None:
     decision = Decision.objects.get(pk=queued)
     assert decision.state == "completed"
     assert decision.approvals.get().reviewer == people[winner]
-    approved = DecisionEvent.objects.filter(decision_id=queued, kind="decision.approved")
+    approved = TrailEvent.objects.filter(decision_id=queued, kind="decision.approved")
     assert [(e.actor, e.reason) for e in approved] == [
         (f"reviewer{winner:02d}", f"fine by {winner}")
     ]
@@ -75,7 +76,7 @@ def test_fifty_concurrent_approvals_have_one_winner(queued: int) -> None:
     resolved = pushes(queued, "decision.resolved")
     assert len(resolved) == 1
     assert resolved[0].sent_at is not None
-    assert trail.verify_database().intact
+    assert verify.verify_database().intact
 
 
 def test_approve_racing_reject_has_one_winner_and_the_trail_agrees(queued: int) -> None:
@@ -95,7 +96,7 @@ def test_approve_racing_reject_has_one_winner_and_the_trail_agrees(queued: int) 
     assert statuses == {200: 1, 409: 19}, statuses
     winner = next(i for i, r in enumerate(responses) if r.status_code == 200)
     decision = Decision.objects.get(pk=queued)
-    events = list(DecisionEvent.objects.filter(decision_id=queued).order_by("pk"))
+    events = list(TrailEvent.objects.filter(decision_id=queued).order_by("pk"))
     # and the trail tells the same story as the final state
     if winner % 2:
         assert decision.state == "failed"
@@ -117,7 +118,7 @@ def test_approve_racing_reject_has_one_winner_and_the_trail_agrees(queued: int) 
         assert events[3].actor == f"reviewer{winner:02d}"
     assert events[-1].payload["state"] == decision.state
     assert len(pushes(queued, "decision.resolved")) == 1
-    assert trail.verify_database().intact
+    assert verify.verify_database().intact
 
 
 def test_twenty_concurrent_submissions_with_one_key_make_one_decision(

@@ -12,9 +12,10 @@ from rest_framework.test import APIClient
 
 from coordinates.models import Role
 from decisions import services
-from decisions.models import Decision, DecisionEvent, Outbox
+from decisions.models import Decision, Outbox
 from maria.errors import ApplicationError
 from tests.decisions.conftest import GOOD, WRONG_NUMBER, ZONE, cite
+from trail.models import TrailEvent
 
 pytestmark = pytest.mark.django_db
 
@@ -84,7 +85,7 @@ def test_approval_releases_the_answer_and_tells_every_queue(
     decision = Decision.objects.get(pk=queued)
     assert decision.state == "completed"
     assert pushes(queued)[-1] == "decision.resolved"
-    approved = DecisionEvent.objects.get(decision_id=queued, kind="decision.approved")
+    approved = TrailEvent.objects.get(decision_id=queued, kind="decision.approved")
     assert approved.actor == "ann"
     assert approved.reason == "matches section 2"
 
@@ -191,7 +192,7 @@ def test_override_of_a_blocked_answer_needs_the_permission_and_a_reason(
     response = act(admin, blocked["id"], "override", "confirmed by the division head by phone")
     assert response.status_code == 200
     assert Decision.objects.get(pk=blocked["id"]).state == "completed"
-    overridden = DecisionEvent.objects.get(decision_id=blocked["id"], kind="decision.overridden")
+    overridden = TrailEvent.objects.get(decision_id=blocked["id"], kind="decision.overridden")
     assert overridden.actor == "zed"
 
 
@@ -205,5 +206,5 @@ def test_overdue_decisions_escalate_to_the_parent_level(queued: int) -> None:
     decision = Decision.objects.get(pk=queued)
     assert decision.escalated_to == "G1.U1.P1"
     assert decision.due_at > timezone.now()
-    assert DecisionEvent.objects.filter(decision_id=queued, kind="decision.escalated").exists()
+    assert TrailEvent.objects.filter(decision_id=queued, kind="decision.escalated").exists()
     assert services.decisions_escalate_overdue() == 0

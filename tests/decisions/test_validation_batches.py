@@ -16,11 +16,12 @@ from unittest.mock import Mock
 import pytest
 from django.db import connection
 
-from decisions import services, tasks, trail
+from decisions import services, tasks
 from decisions.models import Decision
 from evidence.models import ValidationReport
 from tests.decisions.conftest import GOOD, WRONG_NUMBER, cite
 from tests.decisions.helpers import kinds, second_session, wait_until
+from trail import verify
 
 OTHER_ZONE = "G1.U1.P1.Z2"
 COMPLETED = [
@@ -125,7 +126,7 @@ def test_one_task_validates_the_waiting_decisions_of_its_zone_and_theirs_change_
     assert [kinds(i) for i in ids] == [COMPLETED, COMPLETED, BLOCKED, COMPLETED, COMPLETED]
     assert reports_per_decision(ids) == [1] * 5
     assert states([elsewhere]) != ["proposed"]
-    assert trail.verify_database().intact
+    assert verify.verify_database().intact
 
 
 @pytest.mark.django_db

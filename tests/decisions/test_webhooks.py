@@ -18,10 +18,11 @@ from coordinates.coordinate import parse
 from coordinates.models import ApiToken
 from coordinates.services import token_issue
 from decisions import services, tasks
-from decisions.models import Decision, DecisionEvent, Outbox
+from decisions.models import Decision, Outbox
 from decisions.webhooks import verify
 from tests.decisions.conftest import AGENT, GOOD, ZONE, cite
 from tests.decisions.helpers import WebhookReceiver, kinds, retry_inline, reviewer
+from trail.models import TrailEvent
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -91,7 +92,7 @@ def test_a_released_answer_is_posted_signed_to_the_agent_and_then_completed(
     # and the 2xx confirmed delivery: executed -> completed
     assert Decision.objects.get(pk=decision_id).state == "completed"
     assert kinds(decision_id)[-3:] == [*RELEASED, "decision.completed"]
-    completed = DecisionEvent.objects.get(decision_id=decision_id, kind="decision.completed")
+    completed = TrailEvent.objects.get(decision_id=decision_id, kind="decision.completed")
     assert completed.payload["delivery"] == "webhook delivered"
     assert Outbox.objects.get(decision_id=decision_id, kind="webhook").sent_at is not None
 
@@ -121,7 +122,7 @@ def test_a_failing_receiver_is_retried_with_backoff_and_then_the_decision_fails(
     assert decision.state == "failed"
     assert decision.outcome_reason == "webhook: the receiver answered 500"
     assert kinds(decision_id)[-3:] == [*RELEASED, "decision.failed"]
-    failed = DecisionEvent.objects.get(decision_id=decision_id, kind="decision.failed")
+    failed = TrailEvent.objects.get(decision_id=decision_id, kind="decision.failed")
     assert failed.reason == "webhook: the receiver answered 500"
     # and the outbox row is settled, not left for the sweep to send again, with the error
     # that ended it for the operator to read

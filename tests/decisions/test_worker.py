@@ -20,7 +20,7 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from decisions import services, tasks
-from decisions.models import Decision, DecisionEvent
+from decisions.models import Decision
 from evidence.models import ValidationReport
 from maria.metrics import TASK_RETRIES
 from tests.decisions.conftest import AGENT, GOOD, WRONG_NUMBER, ZONE, cite
@@ -32,6 +32,7 @@ from tests.decisions.helpers import (
     sessions,
     wait_until,
 )
+from trail.models import TrailEvent
 
 COMPLETED_PATH = [
     "decision.proposed",
@@ -322,7 +323,7 @@ def test_a_validation_that_keeps_failing_ends_in_failed_with_the_reason(
     assert decision.state == "failed"
     assert "the embedding service is unreachable" in decision.outcome_reason
     assert f"after {tasks.VALIDATION_RETRIES + 1} attempts" in decision.outcome_reason
-    failed = DecisionEvent.objects.get(decision_id=decision.pk, kind="decision.failed")
+    failed = TrailEvent.objects.get(decision_id=decision.pk, kind="decision.failed")
     assert failed.reason == decision.outcome_reason
     assert kinds(decision.pk) == ["decision.proposed", "decision.failed"]
 

@@ -317,7 +317,7 @@ def test_a_paragraph_embedded_after_it_was_indexed_reaches_the_dense_leg(
     store: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a document indexed before its embedding task ran
-    monkeypatch.setattr("evidence.services._schedule_version_tasks", lambda version_id: None)
+    monkeypatch.setattr("evidence.services._announce_version_stored", lambda version_id: None)
     version = document_ingest(
         zone=zone_get(parse("G1.U1.P1.Z1")),
         raw="Gifts\n\nGifts from suppliers must be declared to compliance.\n",

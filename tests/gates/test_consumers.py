@@ -12,7 +12,7 @@ from coordinates.coordinate import parse
 from coordinates.models import Role
 from gates.push import queue_publish_async
 from maria.asgi import application
-from tests.decisions.test_trail_bypass import committed_trail
+from tests.trail.test_trail_bypass import committed_trail
 
 __all__ = ["committed_trail"]
 

@@ -10,8 +10,9 @@ import pytest
 from django.test import Client
 
 from coordinates.models import Role, ZonePolicyVersion
-from decisions.models import Decision, DecisionEvent, State
+from decisions.models import Decision, State
 from gates.models import SavedFilter
+from trail.models import TrailEvent
 
 pytestmark = pytest.mark.django_db
 
@@ -169,7 +170,7 @@ def test_auditor_search_timeline_verify_and_export(
     found = auditor.get("/audit/", {"zone": "G1.U1.P1.Z1", "q": "travel"}).content.decode()
     assert f"/audit/decisions/{decision_id}/" in found
     page = auditor.get(f"/audit/decisions/{decision_id}/").content.decode()
-    event = DecisionEvent.objects.filter(decision_id=decision_id).first()
+    event = TrailEvent.objects.filter(decision_id=decision_id).first()
     assert event is not None
     assert event.hash in page
     decision = Decision.objects.get(pk=decision_id)
@@ -204,10 +205,10 @@ def test_verify_names_where_the_trail_breaks(
 ) -> None:
     from django.db import connection
 
-    from tests.decisions.test_trail_bypass import triggers_bypassed
+    from tests.trail.test_trail_bypass import triggers_bypassed
 
     queue_one()
-    event = DecisionEvent.objects.filter(chain="G1.U1.P1.Z1").order_by("seq").first()
+    event = TrailEvent.objects.filter(chain="G1.U1.P1.Z1").order_by("seq").first()
     assert event is not None
     with triggers_bypassed(), connection.cursor() as cursor:
         cursor.execute(

@@ -11,10 +11,10 @@ import pytest
 from django.test import Client
 
 from coordinates.models import Role
-from decisions import trail
-from decisions.models import DecisionEvent
-from evidence.graph_models import GraphRiskFlag
-from tests.evidence.graph_django.conftest import ZONE, admin_api, edge, import_lines
+from graph.models import GraphRiskFlag
+from tests.graph.conftest import ZONE, admin_api, edge, import_lines
+from trail import verify
+from trail.models import TrailEvent
 
 __all__ = ["admin_api", "import_lines"]  # fixtures of the graph tests, used here too
 
@@ -31,7 +31,7 @@ def login(user: Any) -> Client:
 
 
 def scan() -> None:
-    from evidence.tasks import scan_graph_risk
+    from graph.tasks import scan_graph_risk
 
     scan_graph_risk.delay()
 
@@ -107,13 +107,13 @@ def test_dismissing_from_the_queue_needs_a_note_then_takes_the_hotspot_off(
     assert HEADING not in done
     flag.refresh_from_db()
     assert (flag.status, flag.note) == ("dismissed", note)
-    event = DecisionEvent.objects.get(kind="graph.risk_resolved")
+    event = TrailEvent.objects.get(kind="graph.risk_resolved")
     assert (event.actor, event.reason, event.payload["status"]) == ("pia", note, "dismissed")
     # and a second attempt (another tab) says it was already done, writing nothing
     again = planet.post(url, {"action": "acknowledge", "note": "ok"}, follow=True)
     assert "already dismissed by pia" in again.content.decode()
-    assert DecisionEvent.objects.filter(kind="graph.risk_resolved").count() == 1
-    assert trail.verify_database().intact
+    assert TrailEvent.objects.filter(kind="graph.risk_resolved").count() == 1
+    assert verify.verify_database().intact
 
 
 def test_only_the_authority_above_may_resolve_through_the_page(

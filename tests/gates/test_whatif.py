@@ -18,7 +18,7 @@ from coordinates.services import policy_update, token_issue
 from decisions import services
 from decisions.models import Decision
 from evidence.models import Paragraph
-from gates.policy import GATES, Gate, StoredScore, WhatIf, grade
+from gates.grading import GATES, Gate, StoredScore, WhatIf, grade
 from gates.selectors import zone_whatif
 from gates.whatif import ZoneReplay, gate_rows, stored_score, whatif_zones
 from tests.samples import CONTRACT_JA, POLICY_EN

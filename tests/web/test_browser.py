@@ -23,7 +23,7 @@ from django.db import connections
 
 from coordinates.models import Role
 from tests.decisions.conftest import GOOD, cite, policy_doc, set_policy
-from tests.decisions.test_trail_bypass import committed_trail
+from tests.trail.test_trail_bypass import committed_trail
 
 __all__ = ["committed_trail", "policy_doc", "set_policy"]
 

@@ -1,0 +1,167 @@
+"""The trail export: `GET /api/v1/trail/?zone=&since=`, JSON Lines for auditors.
+
+Thin: the scope comes from the auditor's role assignments (coordinates.selectors), the lines
+from `trail.export.export_lines`. The file verifies offline with `verify_trail --file`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator, Mapping
+from datetime import UTC, datetime, time
+from itertools import islice
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.core.handlers.asgi import ASGIRequest
+from django.http import StreamingHttpResponse
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.request import Request
+from rest_framework.views import APIView
+
+from coordinates.coordinate import Coordinate
+from coordinates.models import Role
+from coordinates.selectors import agent_of, coordinate_from, has_role, role_scopes, zone_get
+from maria.errors import ApplicationError
+from trail import export
+
+CONTENT_TYPE = "application/x-ndjson"
+LINES_PER_CHUNK = 500
+
+
+class JSONLinesRenderer(BaseRenderer):
+    """Lets clients ask for `Accept: application/x-ndjson`; only errors pass through it (the
+    export itself streams), each as one JSON line in the usual error shape."""
+
+    media_type = CONTENT_TYPE
+    format = "jsonl"
+    charset = "utf-8"
+
+    def render(
+        self,
+        data: Any,
+        accepted_media_type: str | None = None,
+        renderer_context: Mapping[str, Any] | None = None,
+    ) -> bytes:
+        return (json.dumps(data, ensure_ascii=False) + "\n").encode()
+
+
+def _forbidden(message: str) -> ApplicationError:
+    return ApplicationError(
+        message, code="permission_denied", status_code=status.HTTP_403_FORBIDDEN
+    )
+
+
+def parse_since(text: str) -> datetime:
+    """An ISO 8601 datetime (UTC when it names no offset) or a date (its midnight, UTC)."""
+    try:
+        moment = parse_datetime(text)
+        if moment is None:
+            day = parse_date(text)
+            if day is not None:
+                moment = datetime.combine(day, time.min)
+    except ValueError:  # well formed but impossible, e.g. 2025-02-30
+        moment = None
+    if moment is None:
+        raise ApplicationError(
+            f"since must be an ISO 8601 date or datetime, e.g. 2025-06-01T09:30:00Z; got {text!r}",
+            field="since",
+        )
+    return moment if timezone.is_aware(moment) else moment.replace(tzinfo=UTC)
+
+
+def _chunk(lines: Iterator[str]) -> str:
+    return "".join(islice(lines, LINES_PER_CHUNK))
+
+
+async def _chunks(lines: Iterator[str]) -> AsyncIterator[str]:
+    # Under ASGI Django would read a plain iterator to the end into memory before sending
+    # anything; this pulls a chunk at a time, in the request's sync thread, where the
+    # database cursor lives.
+    next_chunk = sync_to_async(_chunk, thread_sensitive=True)
+    while chunk := await next_chunk(lines):
+        yield chunk
+
+
+def _scopes(request: Request, zone: Coordinate | None) -> list[Coordinate] | None:
+    """The chains this auditor may export: None means all of them (superusers)."""
+    user = request.user
+    if agent_of(request.auth) is not None:
+        raise _forbidden("agents cannot read the trail")
+    superuser = bool(getattr(user, "is_superuser", False))
+    scopes = None if superuser else role_scopes(user, [Role.AUDITOR])
+    if scopes is not None and not scopes:
+        raise _forbidden("the trail is for auditors; you hold no auditor role")
+    if zone is None:
+        return scopes
+    if not has_role(user, [Role.AUDITOR], zone):
+        raise _forbidden(f"{zone} is outside your auditor scope")
+    return [zone]
+
+
+class TrailExportView(APIView):
+    renderer_classes = [JSONRenderer, JSONLinesRenderer]
+
+    @extend_schema(
+        summary="Export the trail as JSON Lines (auditors, scoped to their zones)",
+        description=(
+            "Lines: a trail.export header, the latest checkpoint's entries for the exported "
+            "chains, every trail.event (chain, seq, prev_hash, hash and the exact hashed "
+            "bytes as `canonical`), and a trail.end line. Verify offline with "
+            "`manage.py verify_trail --file EXPORT`."
+        ),
+        parameters=[
+            OpenApiParameter(
+                "zone",
+                OpenApiTypes.STR,
+                description="A zone-tree coordinate: its chain and every chain beneath it.",
+            ),
+            OpenApiParameter(
+                "since",
+                OpenApiTypes.DATETIME,
+                description=(
+                    "Each chain from its first event at or after this time (ISO 8601; UTC "
+                    "when no offset is given; a date means its midnight)."
+                ),
+            ),
+        ],
+        responses={
+            (200, CONTENT_TYPE): OpenApiResponse(OpenApiTypes.STR, description="JSON Lines"),
+            400: OpenApiResponse(description="bad zone or since"),
+            403: OpenApiResponse(description="not an auditor of that zone"),
+            404: OpenApiResponse(description="unknown zone"),
+        },
+    )
+    def get(self, request: Request) -> StreamingHttpResponse:
+        zone: Coordinate | None = None
+        zone_text = request.query_params.get("zone")
+        if zone_text is not None:
+            zone = coordinate_from(zone_text, field="zone")
+            if zone.depth > 4:
+                raise ApplicationError(
+                    f"{zone} is an agent; the trail is kept per zone-tree node", field="zone"
+                )
+        since_text = request.query_params.get("since")
+        since = parse_since(since_text) if since_text is not None else None
+        scopes = _scopes(request, zone)
+        if zone is not None:
+            zone_get(zone, field="zone")  # only now: an outsider learns nothing about zones
+        if zone is not None:
+            label = str(zone)
+        else:
+            label = "all" if scopes is None else ",".join(map(str, scopes))
+        lines = export.export_lines(scopes=scopes, since=since, label=label)
+        asgi = isinstance(request._request, ASGIRequest)
+        response = StreamingHttpResponse(
+            _chunks(lines) if asgi else lines, content_type=CONTENT_TYPE
+        )
+        stamp = timezone.now().strftime("%Y%m%dT%H%M%SZ")
+        response["Content-Disposition"] = (
+            f'attachment; filename="trail-{zone or "all"}-{stamp}.jsonl"'
+        )
+        return response

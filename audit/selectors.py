@@ -1,0 +1,105 @@
+"""What the auditor's pages read: decisions by filter, the range of the trail shown, and
+that range verified or exported."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from django.db.models import Q, QuerySet
+from django.http import Http404
+from django.utils import timezone
+
+from coordinates.coordinate import Coordinate, CoordinateError, parse
+from coordinates.models import Role
+from coordinates.selectors import AnyUser
+from decisions.models import Decision
+from gates.selectors import covers, scopes_of, zone_filter
+from trail import export, verify
+from trail.models import TrailEvent
+
+AUDIT_ROLES = (Role.AUDITOR,)
+AUDIT_PAGE = 50
+
+
+@dataclass(frozen=True, slots=True)
+class AuditFilters:
+    zone: str = ""
+    state: str = ""
+    gate: str = ""
+    agent: str = ""
+    reviewer: str = ""
+    since: date | None = None
+    until: date | None = None
+    q: str = ""
+
+    def as_query(self) -> dict[str, str]:
+        pairs = {
+            "zone": self.zone,
+            "state": self.state,
+            "gate": self.gate,
+            "agent": self.agent,
+            "reviewer": self.reviewer,
+            "q": self.q,
+            "since": self.since.isoformat() if self.since else "",
+            "until": self.until.isoformat() if self.until else "",
+        }
+        return {k: v for k, v in pairs.items() if v}
+
+
+def audit_decisions(user: AnyUser, filters: AuditFilters) -> QuerySet[Decision]:
+    scopes = scopes_of(user, AUDIT_ROLES)
+    rows = Decision.objects.filter(zone_filter(scopes)).select_related("claimed_by")
+    if filters.zone:
+        rows = rows.filter(Q(zone=filters.zone) | Q(zone__startswith=f"{filters.zone}."))
+    if filters.state:
+        rows = rows.filter(state=filters.state)
+    if filters.gate:
+        rows = rows.filter(gate=filters.gate)
+    if filters.agent:
+        rows = rows.filter(agent=filters.agent)
+    if filters.reviewer:
+        acted = TrailEvent.objects.filter(actor=filters.reviewer, decision_id__isnull=False)
+        rows = rows.filter(pk__in=acted.values("decision_id"))
+    if filters.since:
+        rows = rows.filter(created_at__date__gte=filters.since)
+    if filters.until:
+        rows = rows.filter(created_at__date__lte=filters.until)
+    if filters.q:
+        rows = rows.filter(Q(question__icontains=filters.q) | Q(answer__icontains=filters.q))
+    return rows.order_by("-created_at", "-pk")
+
+
+def audit_range(user: AnyUser, zone: str) -> list[Coordinate] | None:
+    """The chains an auditor may export or verify: the zone asked for, within their scope;
+    raises 404 for a zone they cannot see."""
+    scopes = scopes_of(user, AUDIT_ROLES)
+    if not zone:
+        if scopes is not None and not scopes:
+            raise Http404("no auditor role")
+        return scopes
+    try:
+        coordinate = parse(zone)
+    except CoordinateError:
+        raise Http404("no such zone") from None
+    if not covers(scopes, str(coordinate)):
+        raise Http404("no such zone")
+    return [coordinate]
+
+
+def _since_moment(since: date | None) -> datetime | None:
+    if since is None:
+        return None
+    return datetime.combine(since, datetime.min.time(), tzinfo=timezone.get_current_timezone())
+
+
+def trail_export(scopes: Sequence[Coordinate] | None, since: date | None) -> Iterator[str]:
+    label = ",".join(str(s) for s in scopes) if scopes is not None else "all"
+    return export.export_lines(scopes=scopes, since=_since_moment(since), label=label)
+
+
+def trail_verify(scopes: Sequence[Coordinate] | None, since: date | None) -> verify.TrailReport:
+    """Verify exactly the range the page shows: the export of those chains, checked as an
+    auditor's copy would be (decisions.trail.verify_export)."""
+    return export.verify_export(trail_export(scopes, since), source="the shown range")

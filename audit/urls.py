@@ -1,0 +1,16 @@
+"""The auditor's pages (under /audit/) and the trail export API (`api`, under /api/v1/)."""
+
+from django.urls import URLPattern, path
+
+from audit import api, views
+
+urlpatterns: list[URLPattern] = [
+    path("audit/", views.audit_search, name="audit"),
+    path("audit/decisions/<int:pk>/", views.audit_decision, name="audit-decision"),
+    path("audit/verify/", views.audit_verify, name="audit-verify"),
+    path("audit/export/", views.audit_export, name="audit-export"),
+]
+
+api_urlpatterns: list[URLPattern] = [
+    path("trail/", api.TrailExportView.as_view(), name="trail-export"),
+]

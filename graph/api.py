@@ -1,0 +1,610 @@
+"""REST views of the knowledge graph (thin: graph_query and graph_store do the work)."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from typing import Any
+
+from django.contrib.auth.models import User
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    inline_serializer,
+)
+from rest_framework import serializers, status
+from rest_framework.parsers import BaseParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from coordinates.coordinate import Coordinate, Level
+from coordinates.models import Role
+from coordinates.selectors import coordinate_from, has_role, zone_get
+from decisions.models import Decision
+from evidence.selectors import in_scopes, reader_scopes
+from graph import queries, services, store
+from graph.core.types import EdgeType, NodeType
+from graph.models import GraphEdge, GraphNode, GraphRiskFlag, RiskFlagStatus
+from maria.errors import ApplicationError
+from maria.parsers import StrictJSONParser
+
+MAX_IMPORT_ROWS = 200_000
+GraphOut = inline_serializer("GraphResult", {"zone": serializers.CharField(required=False)})
+
+
+def _forbidden(message: str) -> ApplicationError:
+    return ApplicationError(
+        message, code="permission_denied", status_code=status.HTTP_403_FORBIDDEN
+    )
+
+
+def _not_found(what: str) -> ApplicationError:
+    return ApplicationError(f"no {what}", code="not_found", status_code=status.HTTP_404_NOT_FOUND)
+
+
+def _zone(text: Any) -> Coordinate:
+    if not text:
+        raise ApplicationError("zone is required", field="zone")
+    coordinate = coordinate_from(text, field="zone")
+    if coordinate.depth > 4:
+        raise ApplicationError("a zone is G.U.P.Z at most, not an agent", field="zone")
+    zone_get(coordinate, field="zone")
+    return coordinate
+
+
+def _int(request: Request, name: str, low: int, high: int) -> int | None:
+    raw = request.query_params.get(name)
+    if not raw:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ApplicationError(f"{name} must be a whole number", field=name) from None
+    if not low <= value <= high:
+        raise ApplicationError(f"{name} must be {low} to {high}", field=name)
+    return value
+
+
+def _may_write(request: Request, zone: Coordinate) -> None:
+    if not has_role(request.user, [Role.ZONE_ADMIN], zone):
+        raise _forbidden(f"only zone admins of {zone} may change its graph")
+
+
+def _user(request: Request) -> User:
+    if not isinstance(request.user, User):
+        raise _forbidden("only people may change the graph")
+    return request.user
+
+
+def _actor(request: Request) -> Any:
+    return request.user if request.user.is_authenticated else None
+
+
+def node_json(node: GraphNode) -> dict[str, Any]:
+    return {
+        "id": node.pk,
+        "key": node.key,
+        "type": node.node_type,
+        "label": node.label,
+        "zone": node.zone or None,
+        "attributes": node.attributes,
+    }
+
+
+def edge_json(edge: GraphEdge) -> dict[str, Any]:
+    return {
+        "id": edge.pk,
+        "source": edge.source.key,
+        "target": edge.target.key,
+        "type": edge.edge_type,
+        "weight": edge.weight,
+        "confidence": edge.confidence,
+        "occurred_at": edge.occurred_at.isoformat(),
+        "stale": edge.stale,
+        "zone": edge.zone,
+        "origin": edge.origin,
+    }
+
+
+class GraphQueryView(APIView):
+    @extend_schema(
+        summary="Answer a question from the graph, gated by the cohesion of its evidence",
+        parameters=[
+            OpenApiParameter("q", str, required=True),
+            OpenApiParameter("zone", str, required=True),
+            OpenApiParameter("method", str, enum=["hop", "ppr"]),
+            OpenApiParameter("h", int, description="hops (default: h* from the spectral gap)"),
+            OpenApiParameter("k", int, description="evidence nodes (default 8)"),
+        ],
+        responses=GraphOut,
+    )
+    def get(self, request: Request) -> Response:
+        question = (request.query_params.get("q") or "").strip()
+        if not question:
+            raise ApplicationError("q (the question) is required", field="q")
+        if len(question) > 2000:
+            raise ApplicationError("q is longer than 2000 characters", field="q")
+        zone = _zone(request.query_params.get("zone"))
+        method = request.query_params.get("method") or "hop"
+        if method not in ("hop", "ppr"):
+            raise ApplicationError("method must be hop or ppr", field="method")
+        body = queries.graph_answer(
+            question=question,
+            zone=zone,
+            scopes=reader_scopes(request.user, request.auth),
+            method=method,  # type: ignore[arg-type]
+            hops=_int(request, "h", 0, 10),
+            k=_int(request, "k", 1, 50) or queries.DEFAULT_K,
+            actor=_actor(request),
+        )
+        return Response(body)
+
+
+class GraphPathsView(APIView):
+    @extend_schema(
+        summary="The strongest path between two nodes under an edge-type pattern",
+        parameters=[
+            OpenApiParameter("source", str, required=True, description="node key or id"),
+            OpenApiParameter("target", str, required=True, description="node key or id"),
+            OpenApiParameter("pattern", str, description="e.g. 'caused_by* approved_by'"),
+            OpenApiParameter("max_length", int),
+            OpenApiParameter("time_order", str, enum=["any", "non_decreasing", "non_increasing"]),
+        ],
+        responses=GraphOut,
+    )
+    def get(self, request: Request) -> Response:
+        params = request.query_params
+        source, target = params.get("source"), params.get("target")
+        if not source:
+            raise ApplicationError("source is required", field="source")
+        if not target:
+            raise ApplicationError("target is required", field="target")
+        order = params.get("time_order") or "any"
+        if order not in ("any", "non_decreasing", "non_increasing"):
+            raise ApplicationError(
+                "time_order must be any, non_decreasing or non_increasing", field="time_order"
+            )
+        return Response(
+            queries.best_path(
+                source=source,
+                target=target,
+                scopes=reader_scopes(request.user, request.auth),
+                pattern=params.get("pattern") or None,
+                max_length=_int(request, "max_length", 1, 50),
+                time_order=order,  # type: ignore[arg-type]
+            )
+        )
+
+
+class GraphRiskView(APIView):
+    @extend_schema(
+        summary="Risk concentration: the share of causal paths through each node of a zone",
+        description=(
+            "Hotspots (share >= the zone's risk_threshold) are flagged for review by the "
+            "parent level's authority; a reader who sees the whole zone raises the flags of "
+            "new crossings, and each hotspot names its flag."
+        ),
+        parameters=[OpenApiParameter("zone", str, required=True)],
+        responses=GraphOut,
+    )
+    def get(self, request: Request) -> Response:
+        zone = _zone(request.query_params.get("zone"))
+        reading, scan = services.graph_risk_scan(
+            zone=zone, scopes=reader_scopes(request.user, request.auth), actor=_actor(request)
+        )
+        body = dict(reading.body)
+        if scan is not None:
+            body["hotspots"] = [
+                {**spot, "flag": _flag_ref(scan.live.get(str(spot["key"])))}
+                for spot in reading.hotspots
+            ]
+        return Response(body)
+
+
+def _flag_ref(flag: GraphRiskFlag | None) -> dict[str, Any] | None:
+    return None if flag is None else {"id": flag.pk, "status": flag.status}
+
+
+def flag_json(
+    flag: GraphRiskFlag, nodes: dict[str, tuple[int, str, str]], may_resolve: bool
+) -> dict[str, Any]:
+    node = nodes.get(flag.key)
+    return {
+        "id": flag.pk,
+        "zone": flag.zone,
+        "node": flag.key,
+        "node_id": node[0] if node else None,  # None once the node was deleted
+        "type": node[1] if node else None,
+        "label": node[2] if node else None,
+        "share": flag.share,
+        "threshold": flag.threshold,
+        "review_by": flag.review_by,
+        "flagged_at": flag.created_at.isoformat(),
+        "flag_event": flag.event,
+        "above_threshold": flag.ended_at is None,
+        "ended_at": flag.ended_at.isoformat() if flag.ended_at else None,
+        "status": flag.status,
+        "resolved_by": flag.resolved_by.get_username() if flag.resolved_by else None,
+        "resolved_at": flag.resolved_at.isoformat() if flag.resolved_at else None,
+        "note": flag.note,
+        "resolution_event": flag.resolution_event or None,
+        "may_resolve": may_resolve,
+    }
+
+
+class GraphRiskFlagsView(APIView):
+    @extend_schema(
+        summary="Risk flags awaiting or past review, in the zones you read",
+        parameters=[
+            OpenApiParameter("zone", str, description="this zone and beneath"),
+            OpenApiParameter("status", str, enum=[str(s) for s in RiskFlagStatus]),
+        ],
+        responses=GraphOut,
+    )
+    def get(self, request: Request) -> Response:
+        params = request.query_params
+        wanted = params.get("status") or None
+        if wanted is not None and wanted not in RiskFlagStatus.values:
+            raise ApplicationError(
+                f"status must be one of {', '.join(RiskFlagStatus.values)}", field="status"
+            )
+        zone = _zone(params.get("zone")) if params.get("zone") else None
+        flags = queries.risk_flags(
+            scopes=reader_scopes(request.user, request.auth), zone=zone, status=wanted
+        )
+        nodes = queries.node_labels([f.key for f in flags])
+        return Response(
+            {"flags": [flag_json(f, nodes, services.may_resolve(request.user, f)) for f in flags]}
+        )
+
+
+class RiskResolveIn(serializers.Serializer):
+    action = serializers.CharField(max_length=16)
+    note = serializers.CharField(required=False, allow_blank=True, max_length=4000, default="")
+
+
+class GraphRiskFlagResolveView(APIView):
+    @extend_schema(
+        summary="Acknowledge or dismiss a risk flag, with a note (the parent level's authority)",
+        request=inline_serializer(
+            "RiskResolve",
+            {
+                "action": serializers.ChoiceField(choices=list(services.RESOLVE_ACTIONS)),
+                "note": serializers.CharField(),
+            },
+        ),
+        responses=GraphOut,
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        incoming = RiskResolveIn(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        data = incoming.validated_data
+        flag = services.graph_risk_resolve(
+            flag_id=pk, user=_user(request), action=data["action"], note=data["note"]
+        )
+        nodes = queries.node_labels([flag.key])
+        return Response(flag_json(flag, nodes, may_resolve=False))
+
+
+class ResponsibilityView(APIView):
+    @extend_schema(
+        summary="The responsibility chain of a decision as a drawable subgraph",
+        responses=GraphOut,
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        zone = Decision.objects.filter(pk=pk).values_list("zone", flat=True).first()
+        scopes = reader_scopes(request.user, request.auth)
+        if zone is None or not in_scopes(zone, scopes):
+            raise _not_found(f"decision {pk}")
+        return Response(queries.responsibility(key=f"decision:{pk}", scopes=scopes))
+
+
+# --- nodes and edges -------------------------------------------------------------------------
+
+
+class NodeIn(serializers.Serializer):
+    key = serializers.CharField(max_length=200)
+    type = serializers.ChoiceField(choices=[str(t) for t in NodeType])
+    label = serializers.CharField(max_length=300, required=False, allow_blank=True)  # type: ignore[assignment]
+    zone = serializers.CharField(max_length=64)
+    attributes = serializers.DictField(required=False)
+
+
+class NodeRef(serializers.Serializer):
+    key = serializers.CharField(max_length=200)
+    type = serializers.ChoiceField(choices=[str(t) for t in NodeType], required=False)
+    label = serializers.CharField(max_length=300, required=False, allow_blank=True)  # type: ignore[assignment]
+
+
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "string", "description": "the key of an existing node"},
+            {
+                "type": "object",
+                "properties": {
+                    "key": {"type": "string"},
+                    "type": {"type": "string", "enum": [str(t) for t in NodeType]},
+                    "label": {"type": "string"},
+                },
+                "required": ["key"],
+            },
+        ]
+    }
+)
+class NodeRefField(serializers.Field):
+    """A node named by its key, or an object {key, type, label} that may create it."""
+
+    def to_internal_value(self, data: Any) -> store.NodeSpec:
+        if isinstance(data, str):
+            return store.NodeSpec(key=data)
+        ref = NodeRef(data=data)
+        ref.is_valid(raise_exception=True)
+        value = ref.validated_data
+        return store.NodeSpec(
+            key=value["key"], node_type=value.get("type"), label=value.get("label", "")
+        )
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+class EdgeIn(serializers.Serializer):
+    source = NodeRefField()  # type: ignore[assignment]
+    target = NodeRefField()
+    type = serializers.ChoiceField(choices=[str(t) for t in EdgeType])
+    zone = serializers.CharField(max_length=64)
+    weight = serializers.FloatField(required=False, default=1.0)
+    confidence = serializers.FloatField(required=False, default=1.0)
+    occurred_at = serializers.DateTimeField(required=False, allow_null=True)
+
+
+def _visible_nodes(request: Request) -> Any:
+    scopes = reader_scopes(request.user, request.auth)
+    nodes = GraphNode.objects.all()
+    if scopes is not None:
+        visible = [z for z in nodes.values_list("zone", flat=True).distinct() if z]
+        allowed = [z for z in visible if in_scopes(z, scopes)]
+        nodes = nodes.filter(zone__in=[*allowed, ""])
+    return nodes
+
+
+class NodeListView(APIView):
+    @extend_schema(
+        summary="Graph nodes you can read", operation_id="graph_nodes_list", responses=GraphOut
+    )
+    def get(self, request: Request) -> Response:
+        nodes = _visible_nodes(request)
+        params = request.query_params
+        if params.get("zone"):
+            zone = _zone(params.get("zone"))
+            nodes = nodes.filter(zone__startswith=str(zone))
+        if params.get("type"):
+            nodes = nodes.filter(node_type=params["type"])
+        if params.get("q"):
+            nodes = nodes.filter(label__icontains=params["q"])
+        return Response({"nodes": [node_json(n) for n in nodes.order_by("pk")[:500]]})
+
+    @extend_schema(summary="Add or update a node (zone admins)", request=NodeIn, responses=GraphOut)
+    def post(self, request: Request) -> Response:
+        incoming = NodeIn(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        data = incoming.validated_data
+        zone = _zone(data["zone"])
+        _may_write(request, zone)
+        node = store.node_ensure(
+            key=data["key"],
+            node_type=data["type"],
+            label=data.get("label", ""),
+            zone=str(zone),
+            attributes=data.get("attributes") or {},
+        )
+        return Response(node_json(node), status=status.HTTP_201_CREATED)
+
+
+class NodeDetailView(APIView):
+    def _get(self, request: Request, pk: int) -> GraphNode:
+        node = _visible_nodes(request).filter(pk=pk).first()
+        if node is None:
+            raise _not_found(f"graph node {pk}")
+        return node
+
+    @extend_schema(summary="A node and its edges", responses=GraphOut)
+    def get(self, request: Request, pk: int) -> Response:
+        node = self._get(request, pk)
+        edges = GraphEdge.objects.filter(source=node) | GraphEdge.objects.filter(target=node)
+        return Response(
+            {
+                **node_json(node),
+                "edges": [edge_json(e) for e in edges.select_related("source", "target")[:500]],
+            }
+        )
+
+    @extend_schema(
+        summary="Delete a node and its edges (zone admins; a trail event)",
+        parameters=[OpenApiParameter("zone", str), OpenApiParameter("reason", str)],
+        responses={204: None},
+    )
+    def delete(self, request: Request, pk: int) -> Response:
+        node = self._get(request, pk)
+        zone = Coordinate.parse(node.zone) if node.zone else _zone(request.query_params.get("zone"))
+        _may_write(request, zone)
+        store.node_delete(
+            node=node, actor=_user(request), reason=request.query_params.get("reason", ""),
+            zone=zone,
+        )  # fmt: skip
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class EdgeListView(APIView):
+    @extend_schema(
+        summary="Graph edges of a zone", operation_id="graph_edges_list", responses=GraphOut
+    )
+    def get(self, request: Request) -> Response:
+        zone = _zone(request.query_params.get("zone"))
+        scopes = reader_scopes(request.user, request.auth)
+        if not in_scopes(str(zone), scopes) and not (
+            scopes and any(zone.covers(s) for s in scopes)
+        ):
+            raise _forbidden(f"you may not read the graph of {zone}")
+        edges = GraphEdge.objects.filter(zone__startswith=str(zone)).select_related(
+            "source", "target"
+        )
+        if scopes is not None:
+            edges = edges.filter(
+                zone__in=[z for z in {e.zone for e in edges} if in_scopes(z, scopes)]
+            )
+        return Response({"edges": [edge_json(e) for e in edges.order_by("pk")[:1000]]})
+
+    @extend_schema(
+        summary="Assert an edge (zone admins; a trail event)", request=EdgeIn, responses=GraphOut
+    )
+    def post(self, request: Request) -> Response:
+        incoming = EdgeIn(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        data = incoming.validated_data
+        zone = _zone(data["zone"])
+        _may_write(request, zone)
+        edge = store.edge_create(
+            source=data["source"],
+            target=data["target"],
+            edge_type=data["type"],
+            zone=zone,
+            actor=_user(request),
+            weight=data["weight"],
+            confidence=data["confidence"],
+            occurred_at=data.get("occurred_at"),
+        )
+        return Response(edge_json(edge), status=status.HTTP_201_CREATED)
+
+
+class EdgeDetailView(APIView):
+    @extend_schema(
+        summary="Delete an edge (zone admins; a trail event)",
+        parameters=[OpenApiParameter("reason", str)],
+        responses={204: None},
+    )
+    def delete(self, request: Request, pk: int) -> Response:
+        edge = GraphEdge.objects.select_related("source", "target").filter(pk=pk).first()
+        scopes = reader_scopes(request.user, request.auth)
+        if edge is None or not in_scopes(edge.zone, scopes):
+            raise _not_found(f"graph edge {pk}")
+        _may_write(request, Coordinate.parse(edge.zone))
+        store.edge_delete(
+            edge=edge, actor=_user(request), reason=request.query_params.get("reason", "")
+        )
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# --- bulk import -----------------------------------------------------------------------------
+
+
+class TextParser(BaseParser):
+    """JSON Lines or CSV bodies, handed to the view as text."""
+
+    media_type = "*/*"
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+        raw = stream.read() if stream is not None else b""
+        try:
+            return str(raw.decode("utf-8-sig"))
+        except UnicodeDecodeError as error:
+            raise ApplicationError("the import must be UTF-8 text", field="body") from error
+
+
+_COLUMNS = ("source", "target", "type")
+
+
+def _spec(record: dict[str, Any], end: str) -> store.NodeSpec:
+    key = str(record.get(end) or "").strip()
+    if not key:
+        raise ValueError(f"{end} is missing")
+    return store.NodeSpec(
+        key=key,
+        node_type=(str(record.get(f"{end}_type") or "").strip() or None),
+        label=str(record.get(f"{end}_label") or ""),
+    )
+
+
+def _row(number: int, record: dict[str, Any]) -> store.ImportRow:
+    try:
+        when = record.get("occurred_at") or None
+        occurred = serializers.DateTimeField().to_internal_value(when) if when else None
+        return store.ImportRow(
+            source=_spec(record, "source"),
+            target=_spec(record, "target"),
+            edge_type=str(record.get("type") or ""),
+            weight=float(record.get("weight") or 1.0),
+            confidence=float(record.get("confidence") or 1.0),
+            occurred_at=occurred,
+        )
+    except (ValueError, TypeError, serializers.ValidationError) as error:
+        raise ApplicationError(f"row {number}: {error}", field=f"rows.{number}") from error
+
+
+def parse_import(text: str, fmt: str) -> list[store.ImportRow]:
+    """JSON Lines ({source, target, type, weight?, confidence?, occurred_at?, source_type?,
+    source_label?, target_type?, target_label?} per line) or CSV with those columns."""
+    records: list[dict[str, Any]] = []
+    if fmt == "csv":
+        reader = csv.DictReader(io.StringIO(text))
+        missing = [c for c in _COLUMNS if c not in (reader.fieldnames or [])]
+        if missing:
+            raise ApplicationError(f"the CSV header lacks {', '.join(missing)}", field="body")
+        records = [dict(r) for r in reader]
+    else:
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ApplicationError(
+                    f"line {number} is not JSON: {error.msg}", field="body"
+                ) from None
+            if not isinstance(record, dict):
+                raise ApplicationError(f"line {number} is not a JSON object", field="body")
+            records.append(record)
+    if len(records) > MAX_IMPORT_ROWS:
+        raise ApplicationError(
+            f"at most {MAX_IMPORT_ROWS} rows per import", code="too_large", field="body",
+            status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )  # fmt: skip
+    if not records:
+        raise ApplicationError("the import has no rows", field="body")
+    return [_row(n, r) for n, r in enumerate(records, start=1)]
+
+
+class GraphImportView(APIView):
+    parser_classes = [StrictJSONParser, TextParser]
+
+    @extend_schema(
+        summary="Bulk import edges from JSON Lines or CSV (zone admins; one trail event)",
+        parameters=[
+            OpenApiParameter("zone", str, required=True),
+            OpenApiParameter("format", str, enum=["jsonl", "csv"]),
+        ],
+        request={"application/x-ndjson": str, "text/csv": str},
+        responses=GraphOut,
+    )
+    def post(self, request: Request) -> Response:
+        zone = _zone(request.query_params.get("zone"))
+        if zone.level != Level.ZONE:
+            raise ApplicationError("imports go into one zone (G.U.P.Z)", field="zone")
+        _may_write(request, zone)
+        fmt = request.query_params.get("format") or (
+            "csv" if "csv" in (request.content_type or "") else "jsonl"
+        )
+        if fmt not in ("jsonl", "csv"):
+            raise ApplicationError("format must be jsonl or csv", field="format")
+        text = request.data if isinstance(request.data, str) else ""
+        if not text:
+            raise ApplicationError("send the rows as the request body", field="body")
+        rows = parse_import(text, fmt)
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        result = store.edges_import(rows=rows, zone=zone, actor=_user(request), digest=digest)
+        return Response({**result, "content_hash": digest}, status=status.HTTP_201_CREATED)

@@ -1,0 +1,550 @@
+"""Questions answered from the knowledge graph, gated by cohesion; responsibility paths and
+risk concentration, and the risk flags raised from it. Reads a snapshot of the cached index
+and calls the pure graph math."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import scipy.sparse as sp
+from django.db import transaction
+from django.db.models import Case, Q, When
+from numpy.typing import NDArray
+from rest_framework import status
+from scipy.sparse.csgraph import connected_components
+
+from coordinates.coordinate import Coordinate
+from coordinates.selectors import EffectivePolicy, effective_policy
+from evidence import services as evidence_services
+from evidence.models import ValidationReport
+from evidence.validation import bundle_create
+from graph import events
+from graph.core.cohesion import select_evidence, set_cohesion, structural_gaps
+from graph.core.diffusion import best_hop_count, h_hop, noise_from_gap, ppr, spectral_gap
+from graph.core.gate import graph_grade
+from graph.core.paths import CausalGraph, best_causal_path, causal_subgraph
+from graph.core.risk import risk_concentration
+from graph.core.types import EDGE_TYPES, EdgeType
+from graph.models import GraphNode, GraphRiskFlag, RiskFlagStatus
+from graph.store import GraphSnapshot, snapshot
+from maria.errors import ApplicationError
+from trail.chain import canonical_json
+
+Method = Literal["hop", "ppr"]
+BoolArray = NDArray[np.bool_]
+
+DEFAULT_K = 8  # evidence nodes per answer
+CANDIDATE_POOL = 64  # the best-scored nodes the greedy selection chooses from
+# Seed 002, 5.3 (contract documents): B = 0.42 and the noise N = N0 / (1 - lambda2).
+HOP_B = 0.42
+HOP_N0 = 0.02
+SPECTRAL_LIMIT = 20_000  # above this many visible nodes the gap is not computed per query
+RESPONSIBILITY_DEPTH = 4
+RESPONSIBILITY_MIN_WEIGHT = 0.05
+
+
+def _in_scope(zone: str | None, scopes: list[Coordinate] | None) -> bool:
+    if zone is None:
+        return False  # a deleted node's empty row
+    if not zone or scopes is None:
+        return True  # people and policies shared across zones
+    return any(zone == str(s) or zone.startswith(f"{s}.") for s in scopes)
+
+
+def visible_rows(graph: GraphSnapshot, scopes: list[Coordinate] | None) -> BoolArray:
+    return np.fromiter((_in_scope(z, scopes) for z in graph.zones), bool, graph.n_rows)
+
+
+def restricted(adjacency: sp.csr_array, mask: BoolArray) -> sp.csr_array:
+    """A with the rows and columns of invisible nodes zeroed: nothing flows through them."""
+    keep = sp.diags_array(mask.astype(np.float64))
+    out = sp.csr_array(keep @ adjacency @ keep)
+    out.eliminate_zeros()
+    return out
+
+
+def relation(adjacency: sp.csr_array) -> sp.csr_array:
+    """R = min(1, A + A^T): a direct relation either way counts as 1 (DESIGN 5, cohesion)."""
+    both = sp.csr_array(adjacency + adjacency.T)
+    both.data = np.minimum(both.data, 1.0)
+    return both
+
+
+def _node(graph: GraphSnapshot, row: int, **extra: Any) -> dict[str, Any]:
+    return {
+        "id": graph.node_ids[row],
+        "key": graph.keys[row],
+        "type": graph.types[row],
+        "label": graph.labels[row],
+        "zone": graph.zones[row] or None,
+        **extra,
+    }
+
+
+def _edges_among(graph: GraphSnapshot, rows: set[int], mask: BoolArray) -> list[dict[str, Any]]:
+    edges = graph.edges
+    inside = np.isin(edges.src, list(rows)) & np.isin(edges.dst, list(rows))
+    picked = np.flatnonzero(inside & mask[edges.src] & mask[edges.dst])
+    return [
+        {
+            "source": graph.keys[int(edges.src[i])],
+            "target": graph.keys[int(edges.dst[i])],
+            "type": str(EDGE_TYPES[int(edges.edge_type[i])]),
+            "weight": round(float(edges.weight[i]), 6),
+        }
+        for i in picked.tolist()
+    ]
+
+
+@dataclass(frozen=True)
+class HopChoice:
+    hops: int
+    spectral_gap: float | None
+    optimal: float | None
+
+
+def choose_hops(
+    adjacency: sp.csr_array, mask: BoolArray, requested: int | None, policy: int
+) -> HopChoice:
+    """The requested h, else h* = B/N - 1 with N = N0/(1 - lambda2) on the visible graph,
+    else (graph too large for a per-query eigenvalue) the zone's policy hops."""
+    if requested is not None:
+        return HopChoice(requested, None, None)
+    rows = np.flatnonzero(mask)
+    if not 2 <= rows.size <= SPECTRAL_LIMIT:
+        return HopChoice(policy, None, None)
+    sub = sp.csr_array(adjacency[rows][:, rows])
+    if sub.nnz == 0:
+        return HopChoice(policy, 0.0, 0.0)
+    gap = spectral_gap(sub)
+    noise = noise_from_gap(HOP_N0, max(gap, 0.0))
+    if math.isinf(noise):
+        # Disconnected: the gap is 0 and the model says flat retrieval; keep the policy depth
+        # so that the pieces of a chain still reach each other.
+        return HopChoice(policy, gap, 0.0)
+    optimal = max(0.0, HOP_B / noise - 1.0)
+    return HopChoice(max(1, min(10, best_hop_count(HOP_B, noise))), gap, optimal)
+
+
+def graph_answer(
+    *,
+    question: str,
+    zone: Coordinate,
+    scopes: list[Coordinate] | None,
+    method: Method = "hop",
+    hops: int | None = None,
+    k: int = DEFAULT_K,
+    actor: Any = None,
+) -> dict[str, Any]:
+    """Embed q, x_i = max(0, cos(q, label_i)) on the visible nodes, diffuse (h-hop or PPR),
+    pick k nodes greedily for relevance + cohesion, then gate on Cohesion(S) vs tau_c."""
+    effective = effective_policy(zone)
+    policy = effective.values
+    graph = snapshot(embed=True)
+    mask = visible_rows(graph, [zone] if scopes is None else _narrow(scopes, zone))
+    adjacency = restricted(graph.adjacency, mask)
+    query = evidence_services.embedder().embed([question])[0]
+    x = np.zeros(graph.n_rows)
+    if graph.vectors is not None and graph.n_rows:
+        x = np.clip(graph.vectors @ query, 0.0, None).astype(np.float64)
+    x[~mask] = 0.0
+    choice = HopChoice(hops or policy.hops, None, None)
+    if method == "hop":
+        choice = choose_hops(adjacency, mask, hops, policy.hops)
+        scores = h_hop(adjacency, x, policy.gamma, choice.hops)
+    else:
+        scores = ppr(adjacency, x) if graph.n_rows else x
+    scores[~mask] = 0.0
+    top = float(scores.max()) if scores.size else 0.0
+    relevance = scores / top if top > 0 else scores
+    positive = np.flatnonzero(relevance > 0)
+    pool = positive[np.argsort(-relevance[positive], kind="stable")[:CANDIDATE_POOL]]
+    related = relation(adjacency)
+    chosen = select_evidence(related, relevance, k, candidates=pool).nodes if pool.size else pool
+    cohesion = set_cohesion(related, chosen) if chosen.size else 0.0
+    outcome = graph_grade(cohesion, policy.cohesion_tau)
+    gaps = structural_gaps(related, chosen)
+    rows = {int(r) for r in chosen}
+    nodes = [_node(graph, r, score=round(float(relevance[r]), 6)) for r in chosen.tolist()]
+    edges = _edges_among(graph, rows, mask)
+    pieces = [[graph.keys[int(r)] for r in piece] for piece in gaps.components]
+    parent = zone.parent
+    escalated_to = str(parent) if outcome == "escalate" and parent is not None else None
+    report = {
+        "question": question,
+        "zone": str(zone),
+        "method": method,
+        "hops": choice.hops if method == "hop" else None,
+        "spectral_gap": choice.spectral_gap,
+        "optimal_hops": choice.optimal,
+        "gamma": policy.gamma if method == "hop" else None,
+        "rho": 0.85 if method == "ppr" else None,
+        "cohesion": round(cohesion, 6),
+        "cohesion_tau": policy.cohesion_tau,
+        "gate": outcome,
+        "graph_generation": graph.generation,
+        "evidence": [n["key"] for n in nodes],
+    }
+    body: dict[str, Any] = {
+        **report,
+        "answer": _answer_text(outcome, nodes, edges, pieces, escalated_to),
+        "subgraph": {"nodes": nodes, "edges": edges},
+        "structural_gaps": (
+            [{"between": [pieces[a], pieces[b]]} for a, b in gaps.gaps]
+            if outcome == "qualified"
+            else []
+        ),
+        "components": pieces,
+        "escalated_to": escalated_to,
+    }
+    with transaction.atomic():
+        stored = _store_report(
+            zone=zone, policy=effective, body=body, edges=edges, nodes=nodes, relevance=top
+        )
+        event = events.graph_answered(
+            zone=zone,
+            actor=actor,
+            question=question,
+            method=method,
+            cohesion=round(cohesion, 6),
+            cohesion_tau=policy.cohesion_tau,
+            outcome=outcome,
+            nodes=[str(n["key"]) for n in nodes],
+            escalated_to=escalated_to,
+            report=stored.content_hash,
+            report_id=stored.pk,
+        )
+    body["report"] = {
+        **report,
+        "id": stored.pk,
+        "content_hash": stored.content_hash,
+        "trail_event": f"{event.chain}#{event.seq}",
+    }
+    body["report_id"] = stored.pk
+    return body
+
+
+# How a graph gate outcome is stored in a ValidationReport's gate field (whose values are the
+# answer gate's auto | flagged | required | blocked): a direct answer would pass on its own
+# ("auto"), a qualified one passes with a caution a person should see ("flagged"), and an
+# escalated one needs the parent level's authority ("required"). Nothing is "blocked".
+GRAPH_GATE_AS_REPORT_GATE: dict[str, str] = {
+    "direct": "auto",
+    "qualified": "flagged",
+    "escalate": "required",
+}
+
+
+def _claims(edges: list[dict[str, Any]], nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One claim per evidence edge: the fact it states, citing its end nodes that are
+    documents (by node key, and document id where the key names one); none otherwise."""
+    by_key = {str(n["key"]): n for n in nodes}
+    labels = {k: f"{n['type']} “{n['label']}”" for k, n in by_key.items()}
+    claims = []
+    for e in edges:
+        citations = []
+        for end in (e["source"], e["target"]):
+            node = by_key.get(str(end))
+            if node is None or node["type"] != "document":
+                continue
+            ref = str(end).removeprefix("document:")
+            citations.append({"node": end, "document": int(ref) if ref.isdigit() else None})
+        claims.append({"text": _fact(e, labels), "edge": e, "citations": citations})
+    return claims
+
+
+def _store_report(
+    *,
+    zone: Coordinate,
+    policy: EffectivePolicy,
+    body: dict[str, Any],
+    edges: list[dict[str, Any]],
+    nodes: list[dict[str, Any]],
+    relevance: float,
+) -> ValidationReport:
+    """The graph answer as an immutable bundle (its evidence edges as claims) and report.
+
+    sufficiency is the best diffusion score (relevance before normalisation, 0 if nothing
+    matched); completeness is not computed for graph answers and stored as 0.
+    """
+    bundle = bundle_create(zone=zone, claims=_claims(edges, nodes))
+    full = {k: v for k, v in body.items() if k != "report"}
+    report = ValidationReport(
+        bundle=bundle,
+        policy_label=policy.label,
+        policy=policy.values.as_dict(),
+        sufficiency=float(relevance) if math.isfinite(relevance) else 0.0,
+        completeness=0.0,
+        cohesion=float(body["cohesion"]),
+        mode=f"graph-{body['method']}",
+        gate=GRAPH_GATE_AS_REPORT_GATE[str(body["gate"])],
+        body=full,
+        content_hash=hashlib.sha256(canonical_json(full)).hexdigest(),
+    )
+    report.save()
+    return report
+
+
+def _narrow(scopes: list[Coordinate], zone: Coordinate) -> list[Coordinate]:
+    """The asked zone, but never more than the caller may read."""
+    if any(s.covers(zone) for s in scopes):
+        return [zone]
+    inside = [s for s in scopes if zone.covers(s)]
+    if not inside:
+        raise ApplicationError(
+            f"you may not read the graph of {zone}",
+            code="permission_denied",
+            field="zone",
+            status_code=status.HTTP_403_FORBIDDEN,
+        )
+    return inside
+
+
+def _fact(edge: dict[str, Any], labels: dict[str, str]) -> str:
+    verb = str(edge["type"]).replace("_", " ")
+    return f"{labels[edge['source']]} {verb} {labels[edge['target']]}."
+
+
+def _answer_text(
+    outcome: str,
+    nodes: list[dict[str, Any]],
+    edges: list[dict[str, Any]],
+    pieces: list[list[str | None]],
+    escalated_to: str | None,
+) -> str | None:
+    """The extractive answer: the facts the evidence edges state, and nothing more."""
+    if outcome == "escalate" or not nodes:
+        where = escalated_to or "the parent level"
+        return None if nodes else f"No graph evidence; escalated to the authority of {where}."
+    labels = {str(n["key"]): f"{n['type']} “{n['label']}”" for n in nodes}
+    facts = [_fact(e, labels) for e in edges]
+    text = " ".join(facts) if facts else "The evidence nodes are not linked to each other."
+    if outcome == "qualified":
+        text += (
+            f" Caution: the evidence falls into {len(pieces)} unlinked parts; the links "
+            "between them are not shown by the graph."
+        )
+    return text
+
+
+# --- paths, responsibility, risk -------------------------------------------------------------
+
+
+def _row(graph: GraphSnapshot, ref: str, mask: BoolArray, field: str) -> int:
+    row = graph.row_of_key(ref)
+    if row is None and ref.isdigit():
+        ids = graph.node_ids
+        row = ids.index(int(ref)) if int(ref) in ids else None
+    if row is None or not mask[row]:
+        raise ApplicationError(
+            f"no graph node {ref!r}",
+            code="not_found",
+            field=field,
+            status_code=status.HTTP_404_NOT_FOUND,
+        )
+    return row
+
+
+def _causal_graph(graph: GraphSnapshot, mask: BoolArray) -> CausalGraph:
+    edges = graph.edges
+    keep = mask[edges.src] & mask[edges.dst] & (edges.weight > 0)
+    return CausalGraph.from_arrays(
+        edges.src[keep],
+        edges.dst[keep],
+        edges.edge_type[keep],
+        np.minimum(edges.weight[keep], 1.0),
+        edges.time[keep],
+        n_nodes=graph.n_rows,
+    )
+
+
+def best_path(
+    *,
+    source: str,
+    target: str,
+    scopes: list[Coordinate] | None,
+    pattern: str | None = None,
+    max_length: int | None = None,
+    time_order: Literal["non_decreasing", "non_increasing", "any"] = "any",
+) -> dict[str, Any]:
+    """The strongest path source -> target under the edge-type pattern, time order and length."""
+    graph = snapshot()
+    mask = visible_rows(graph, scopes)
+    s, t = _row(graph, source, mask, "source"), _row(graph, target, mask, "target")
+    try:
+        path = best_causal_path(
+            _causal_graph(graph, mask), s, t, pattern, max_length=max_length, time_order=time_order
+        )
+    except (ValueError, KeyError) as error:
+        raise ApplicationError(f"bad edge pattern: {error}", field="pattern") from error
+    if path is None:
+        return {"source": graph.keys[s], "target": graph.keys[t], "path": None}
+    return {
+        "source": graph.keys[s],
+        "target": graph.keys[t],
+        "path": {
+            "nodes": [_node(graph, r) for r in path.nodes],
+            "edge_types": [str(e) for e in path.edge_types],
+            "weight": round(path.weight, 6),
+            "length": path.length,
+        },
+    }
+
+
+def responsibility(*, key: str, scopes: list[Coordinate] | None) -> dict[str, Any]:
+    """The subgraph of every strong chain leaving a decision (who proposed and approved it,
+    what it relied on, what constrained it), as nodes and edges ready to draw."""
+    graph = snapshot()
+    mask = visible_rows(graph, scopes)
+    start = _row(graph, key, mask, "decision")
+    causal = _causal_graph(graph, mask)
+    sub = causal_subgraph(
+        causal,
+        start,
+        edge_types=list(EdgeType),
+        min_weight=RESPONSIBILITY_MIN_WEIGHT,
+        max_length=RESPONSIBILITY_DEPTH,
+        time_order="any",
+    )
+    strength = dict(zip(sub.nodes.tolist(), sub.strength.tolist(), strict=True))
+    share = _shares(sub.src, sub.dst, exclude=start)
+    nodes = [
+        _node(graph, r, strength=round(strength[r], 6), risk=round(share.get(r, 0.0), 6))
+        for r in sub.nodes.tolist()
+    ]
+    drawn = [
+        {
+            "source": graph.keys[int(causal.src_of_edge[e])],
+            "target": graph.keys[int(causal.dst_of_edge[e])],
+            "type": str(EDGE_TYPES[int(causal.type_of_edge[e])]),
+            "weight": round(float(causal.weight_of_edge[e]), 6),
+        }
+        for e in sub.edges.tolist()
+    ]
+    return {"root": graph.keys[start], "nodes": nodes, "edges": drawn}
+
+
+def _acyclic(src: NDArray[np.int64], dst: NDArray[np.int64], n: int) -> BoolArray:
+    """Edges outside every cycle: those whose ends lie in different strongly connected parts
+    (path counts through a cycle are infinite, so such edges carry no share)."""
+    if src.size == 0:
+        return np.zeros(0, dtype=bool)
+    matrix = sp.csr_array((np.ones(src.size), (src, dst)), shape=(n, n))
+    _, labels = connected_components(matrix, directed=True, connection="strong")
+    return np.asarray(labels[src] != labels[dst])
+
+
+def _shares(src: NDArray[np.int64], dst: NDArray[np.int64], *, exclude: int) -> dict[int, float]:
+    if src.size == 0:
+        return {}
+    n = int(max(src.max(), dst.max())) + 1
+    keep = _acyclic(src, dst, n)
+    result = risk_concentration(src[keep], dst[keep], threshold=1.0, exclude=[exclude])
+    return {int(v): float(s) for v, s in zip(result.nodes, result.share, strict=True)}
+
+
+@dataclass(frozen=True)
+class RiskReading:
+    """B(v) over one zone as one reader sees it, at one graph generation.
+
+    `complete` when the reader sees the whole zone: only such a reading may raise or end risk
+    flags (graph_services); a narrower view would miss paths and misjudge the shares.
+    """
+
+    zone: Coordinate
+    threshold: float
+    review_by: str
+    generation: int
+    complete: bool
+    body: dict[str, Any]
+
+    @property
+    def hotspots(self) -> list[dict[str, Any]]:
+        return list(self.body["hotspots"])
+
+
+def risk(*, zone: Coordinate, scopes: list[Coordinate] | None) -> RiskReading:
+    """B(v) = share of the zone's source-to-sink paths through v (cycles dropped); nodes at or
+    above the zone's risk_threshold need review by the parent level's authority. Reads only:
+    flags are raised by `graph_services.graph_risk_scan`."""
+    threshold = effective_policy(zone).values.risk_threshold
+    graph = snapshot()
+    seen = [zone] if scopes is None else _narrow(scopes, zone)
+    mask = visible_rows(graph, seen)
+    edges = graph.edges
+    keep = mask[edges.src] & mask[edges.dst] & (edges.weight > 0)
+    src, dst = edges.src[keep], edges.dst[keep]
+    acyclic = _acyclic(src, dst, graph.n_rows)
+    result = risk_concentration(src[acyclic], dst[acyclic], threshold=threshold)
+    parent = zone.parent
+    review_by = str(parent) if parent is not None else str(zone)
+    hot = set(result.hotspots.tolist())
+    ranked = np.argsort(-result.share, kind="stable")
+    hotspots = [
+        {
+            **_node(graph, int(v)),
+            "share": round(result.share_of(int(v)), 6),
+            "review_by": review_by,
+        }
+        for v in result.hotspots.tolist()
+    ]
+    body = {
+        "zone": str(zone),
+        "threshold": threshold,
+        "paths": result.path_count,
+        "cyclic_edges_dropped": int((~acyclic).sum()),
+        "nodes": [
+            _node(
+                graph,
+                int(result.nodes[i]),
+                share=round(float(result.share[i]), 6),
+                review=int(result.nodes[i]) in hot,
+            )
+            for i in ranked.tolist()[:200]
+        ],
+        "hotspots": hotspots,
+    }
+    return RiskReading(
+        zone=zone,
+        threshold=threshold,
+        review_by=review_by,
+        generation=graph.generation,
+        complete=seen == [zone],
+        body=body,
+    )
+
+
+def risk_flags(
+    *,
+    scopes: list[Coordinate] | None,
+    zone: Coordinate | None = None,
+    status: str | None = None,
+    limit: int = 500,
+) -> list[GraphRiskFlag]:
+    """Risk flags of the zones a reader sees (on or beneath `zone` if given), open ones
+    first, newest first."""
+    flags = GraphRiskFlag.objects.select_related("resolved_by")
+    if zone is not None:
+        if scopes is not None:
+            _narrow(scopes, zone)  # 403 for a zone the reader may not see at all
+        flags = flags.filter(Q(zone=str(zone)) | Q(zone__startswith=f"{zone}."))
+    if scopes is not None:
+        readable = Q(pk__in=[])
+        for scope in scopes:
+            readable |= Q(zone=str(scope)) | Q(zone__startswith=f"{scope}.")
+        flags = flags.filter(readable)
+    if status:
+        flags = flags.filter(status=status)
+    # Open flags first: by spelling, "open" would sort after "acknowledged" and "dismissed".
+    open_first = Case(When(status=RiskFlagStatus.OPEN, then=0), default=1)
+    return list(flags.order_by(open_first, "-created_at", "-pk")[:limit])
+
+
+def node_labels(keys: list[str]) -> dict[str, tuple[int, str, str]]:
+    """(id, type, label) of the nodes that still exist, by key (a flag outlives its node)."""
+    rows = GraphNode.objects.filter(key__in=keys).values_list("key", "pk", "node_type", "label")
+    return {key: (pk, node_type, label) for key, pk, node_type, label in rows}

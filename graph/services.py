@@ -1,0 +1,250 @@
+"""Risk flags of the knowledge graph: raised when a node crosses its zone's risk_threshold,
+reviewed by the parent level's authority (seed 002, 7.3: "nodes identified as risk
+concentration points trigger review by an approver of higher authority").
+
+A scan reads the zone's risk concentration (graph_query.risk) and brings the zone's live
+flags in line with it: a new crossing is a new flag and one graph.risk_flagged event; a
+crossing that ended (the node fell below, or the threshold moved) ends its flag. The risk
+endpoint, the after-update task and the periodic task all call `graph_risk_scan`.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+from rest_framework import status
+
+from coordinates.coordinate import Coordinate, CoordinateError
+from coordinates.models import Role, Zone
+from coordinates.selectors import AnyUser, effective_policy, has_role
+from evidence.selectors import in_scopes, reader_scopes
+from graph import events
+from graph.models import GraphEdge, GraphRiskFlag, RiskFlagStatus
+from graph.queries import RiskReading, risk
+from graph.store import graph_state
+from maria.errors import ApplicationError
+from trail import ledger
+
+# Who reviews a flag: the people who review and administer the level above the zone.
+RESOLVER_ROLES = (Role.REVIEWER, Role.ZONE_ADMIN)
+RESOLVE_ACTIONS = {
+    "acknowledge": RiskFlagStatus.ACKNOWLEDGED,
+    "dismiss": RiskFlagStatus.DISMISSED,
+}
+NOTE_LIMIT = 2000
+
+
+@dataclass
+class RiskScan:
+    """What one scan of one zone changed: the flags it raised and the ones it ended."""
+
+    zone: str
+    raised: list[GraphRiskFlag] = field(default_factory=list)
+    ended: list[int] = field(default_factory=list)
+    live: dict[str, GraphRiskFlag] = field(default_factory=dict)  # by node key, after the scan
+
+
+def _live(zone: str, *, lock: bool = False) -> dict[str, GraphRiskFlag]:
+    rows = GraphRiskFlag.objects.filter(zone=zone, ended_at__isnull=True)
+    if lock:
+        rows = rows.select_for_update()
+    return {flag.key: flag for flag in rows}
+
+
+def risk_flags_sync(*, reading: RiskReading, actor: Any = None) -> RiskScan:
+    """Make the zone's live flags the reading's hotspots at the reading's threshold.
+
+    One graph.risk_flagged event per node and threshold crossing, not one per read: a node
+    with a live flag at this threshold is left alone; a live flag whose node is no longer hot,
+    or that was raised at another threshold, ends; a hot node without a live flag gets one.
+    A crossing that starts and ends between two scans is not seen, and two scans of
+    different graph generations may commit in the wrong order; the next scan puts it right.
+    """
+    zone = str(reading.zone)
+    hot = {str(spot["key"]): spot for spot in reading.hotspots}
+    scan = RiskScan(zone=zone, live=_live(zone))
+    if set(scan.live) == set(hot) and all(
+        f.threshold == reading.threshold for f in scan.live.values()
+    ):
+        return scan  # nothing crossed since the last scan: no lock, no write
+    with transaction.atomic():
+        # Every writer of a zone's flags takes its trail chain first, so two scans run one
+        # after the other and the second finds the first's flags (the partial unique
+        # constraint on live flags backs this up); on SQLite it also makes the write first.
+        ledger.lock(ledger.chain_for(reading.zone))
+        live = _live(zone, lock=True)
+        ending = [f for k, f in live.items() if k not in hot or f.threshold != reading.threshold]
+        if ending:
+            GraphRiskFlag.objects.filter(pk__in=[f.pk for f in ending]).update(
+                ended_at=timezone.now()
+            )
+            for flag in ending:
+                del live[flag.key]
+            scan.ended = [f.pk for f in ending]
+        for key, spot in hot.items():
+            if key in live:
+                continue
+            event = events.graph_risk_flagged(
+                zone=reading.zone,
+                actor=actor,
+                key=key,
+                share=spot["share"],
+                threshold=reading.threshold,
+                review_by=reading.review_by,
+                graph_generation=reading.generation,
+            )
+            flag = GraphRiskFlag.objects.create(
+                zone=zone,
+                key=key,
+                threshold=reading.threshold,
+                share=spot["share"],
+                review_by=reading.review_by,
+                event=f"{event.chain}#{event.seq}",
+            )
+            live[key] = flag
+            scan.raised.append(flag)
+        scan.live = live
+    return scan
+
+
+def graph_risk_scan(
+    *, zone: Coordinate, scopes: list[Coordinate] | None = None, actor: Any = None
+) -> tuple[RiskReading, RiskScan | None]:
+    """Read the zone's risk concentration as `scopes` may (None: all of it) and, when that
+    reading covers the whole zone, raise and end its flags. No scan for a narrower reading."""
+    reading = risk(zone=zone, scopes=scopes)
+    if not reading.complete:
+        return reading, None
+    return reading, risk_flags_sync(reading=reading, actor=actor)
+
+
+# The graph state and threshold each zone was last scanned at, in this process: a periodic
+# scan of an unchanged zone would compute the same shares again for nothing.
+_scanned: dict[str, tuple[int, str, float]] = {}
+_scanned_lock = threading.Lock()
+
+
+def _scan_zones(only: list[str] | None) -> list[Coordinate]:
+    """`only`, or else the zones with graph edges and those with live flags (whose edges may
+    be gone); unknown or malformed coordinates are skipped."""
+    named = set(only or ())
+    if only is None:
+        named = set(GraphEdge.objects.values_list("zone", flat=True).distinct())
+        named |= set(
+            GraphRiskFlag.objects.filter(ended_at__isnull=True).values_list("zone", flat=True)
+        )
+    known = Zone.objects.filter(coordinate__in=named).values_list("coordinate", flat=True)
+    zones = []
+    for text in sorted(known):
+        try:
+            zones.append(Coordinate.parse(text))
+        except CoordinateError:
+            continue
+    return zones
+
+
+def graph_risk_scan_all(*, zones: list[str] | None = None) -> dict[str, int]:
+    """Scan `zones` (default: every zone with a graph), skipping those whose graph and
+    threshold are as this process last scanned them; how many were scanned, flags raised
+    and flags ended."""
+    raised = ended = scanned = 0
+    for zone in _scan_zones(zones):
+        key = (*graph_state(), effective_policy(zone).values.risk_threshold)
+        with _scanned_lock:
+            if _scanned.get(str(zone)) == key:
+                continue
+        _, scan = graph_risk_scan(zone=zone)
+        scanned += 1
+        if scan is not None:
+            raised += len(scan.raised)
+            ended += len(scan.ended)
+        with _scanned_lock:
+            _scanned[str(zone)] = key
+    return {"zones": scanned, "raised": raised, "ended": ended}
+
+
+# --- review by the parent level's authority --------------------------------------------------
+
+
+def may_resolve(user: AnyUser, flag: GraphRiskFlag) -> bool:
+    """Reviewers and zone admins of the flag's review level or above; never the person the
+    flagged node stands for (nobody reviews a concentration on themselves)."""
+    if not user.is_authenticated or flag.key == f"person:{user.get_username()}":
+        return False
+    try:
+        level = Coordinate.parse(flag.review_by)
+    except CoordinateError:
+        return False
+    return has_role(user, RESOLVER_ROLES, level)
+
+
+def _note(note: Any) -> str:
+    text = note.strip() if isinstance(note, str) else ""
+    if not text:
+        raise ApplicationError(
+            "a note is required: say why the flag is acknowledged or dismissed", field="note"
+        )
+    if len(text) > NOTE_LIMIT:
+        raise ApplicationError(f"the note is longer than {NOTE_LIMIT} characters", field="note")
+    return text
+
+
+def graph_risk_resolve(
+    *, flag_id: int, user: AbstractBaseUser, action: str, note: str
+) -> GraphRiskFlag:
+    """Acknowledge or dismiss an open risk flag with a note, with its trail event.
+
+    A flag outside the zones the user reads is a 404; one the user reads but may not review
+    (no reviewer or zone admin role at its review level or above) a 403; one already
+    resolved a 409 that says by whom.
+    """
+    if action not in RESOLVE_ACTIONS:
+        raise ApplicationError("action must be acknowledge or dismiss", field="action")
+    text = _note(note)
+    flag = GraphRiskFlag.objects.filter(pk=flag_id).first()
+    if flag is None or not in_scopes(flag.zone, reader_scopes(user)):
+        raise ApplicationError(
+            f"no risk flag {flag_id}", code="not_found", status_code=status.HTTP_404_NOT_FOUND
+        )
+    if not may_resolve(user, flag):
+        raise ApplicationError(
+            f"only reviewers or zone admins of {flag.review_by} or above may review this flag",
+            code="permission_denied",
+            status_code=status.HTTP_403_FORBIDDEN,
+        )
+    zone = Coordinate.parse(flag.zone)
+    with transaction.atomic():
+        ledger.lock(ledger.chain_for(zone))
+        locked = GraphRiskFlag.objects.select_for_update().get(pk=flag.pk)
+        if locked.status != RiskFlagStatus.OPEN:
+            by = locked.resolved_by.get_username() if locked.resolved_by else "someone"
+            at = locked.resolved_at or timezone.now()  # set whenever resolved (a constraint)
+            when = timezone.localtime(at).strftime("%Y-%m-%d %H:%M")
+            raise ApplicationError(
+                f"risk flag {flag_id} was already {locked.status} by {by} at {when}",
+                code="conflict",
+                status_code=status.HTTP_409_CONFLICT,
+            )
+        locked.status = RESOLVE_ACTIONS[action]
+        locked.resolved_by = user  # type: ignore[assignment]  # a User; the FK is AUTH_USER_MODEL
+        locked.resolved_at = timezone.now()
+        locked.note = text
+        event = events.graph_risk_resolved(
+            zone=zone,
+            actor=user,
+            key=locked.key,
+            flag=locked.event,
+            status=locked.status,
+            note=text,
+            review_by=locked.review_by,
+        )
+        locked.resolution_event = f"{event.chain}#{event.seq}"
+        locked.save(
+            update_fields=["status", "resolved_by", "resolved_at", "note", "resolution_event"]
+        )
+    return locked

@@ -1,0 +1,92 @@
+"""Celery tasks of the knowledge graph, and the receivers that schedule them: thin, take ids,
+call a service, retry on failure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import current_app, shared_task
+from django.core.cache import cache
+from django.db import OperationalError
+from django.dispatch import receiver
+
+from evidence.signals import version_stored
+from graph.feed import FOLLOW_AFTER, SCAN_AFTER, trail_follow
+from graph.services import graph_risk_scan_all
+from graph.signals import risk_scan_wanted
+from graph.store import version_extract
+from trail.signals import events_committed
+
+# Retried with jittered backoff; the tasks are idempotent, so a second run does no harm.
+RETRIED = {
+    "bind": True,
+    "acks_late": True,
+    "autoretry_for": (Exception,),
+    "retry_backoff": 2,
+    "retry_jitter": True,
+    "max_retries": 5,
+}
+# The graph's own runs, retried only when the database was unreachable.
+RETRIED_ON_DATABASE = {**RETRIED, "autoretry_for": (OperationalError,)}
+
+
+@shared_task(**RETRIED)
+def extract_graph(self: object, version_id: int) -> int:
+    return version_extract(version_id=version_id)
+
+
+@shared_task(**RETRIED_ON_DATABASE)
+def follow_trail(self: object) -> int:
+    """The knowledge graph catches up with the trail's decision events (graph.feed);
+    asked for after decision changes and run periodically. Idempotent."""
+    return trail_follow()
+
+
+@shared_task(**RETRIED_ON_DATABASE)
+def scan_graph_risk(self: object, zone: str | None = None) -> dict[str, int]:
+    """Raise and end risk flags: of one zone after its graph grew, or (no zone: the periodic
+    run) of every zone with a graph. Idempotent: a scan that finds the flags as they should
+    be writes nothing."""
+    return graph_risk_scan_all(zones=[zone] if zone else None)
+
+
+# --- scheduling ---------------------------------------------------------------------------
+
+
+def trail_follow_soon() -> None:
+    """Have the graph follow the trail within about a second (after the caller's commit):
+    requests inside that second share one run."""
+    _due_once("maria:graph-follow-due", FOLLOW_AFTER, follow_trail)
+
+
+def _due_once(mark: str, after: float, task: Any, *args: Any) -> None:
+    """Run `task(*args)` in `after` seconds unless a run marked `mark` is already due. The
+    mark expires before the run starts, so work that commits after the mark is gone asks
+    for the next run, and work before it is seen by the run already due. Eager Celery
+    (`make run`, tests) runs it at once."""
+    if current_app.conf.task_always_eager:
+        task.delay(*args)
+    elif cache.add(mark, 1, timeout=after * 0.75):
+        task.apply_async(args, countdown=after)
+
+
+@receiver(events_committed, dispatch_uid="graph.follow_trail")
+def _follow_decision_events(*, kinds: frozenset[str], **_: Any) -> None:
+    # The graph follows decision events (graph.feed); its own and the zone tree's it skips.
+    if any(kind.startswith("decision.") for kind in kinds):
+        trail_follow_soon()
+
+
+@receiver(version_stored, dispatch_uid="graph.extract_graph")
+def _extract_stored_version(*, version_id: int, **_: Any) -> None:
+    extract_graph.delay(version_id)
+
+
+@receiver(risk_scan_wanted, dispatch_uid="graph.scan_graph_risk")
+def _scan_zone(*, zone: str, debounced: bool, **_: Any) -> None:
+    if debounced:
+        # At a hundred decisions a second a scan per decision kept the workers busy
+        # scanning (each reads the whole zone).
+        _due_once(f"maria:graph-risk-scan-due:{zone}", SCAN_AFTER, scan_graph_risk, zone)
+    else:
+        scan_graph_risk.delay(zone)

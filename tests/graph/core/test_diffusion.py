@@ -1,0 +1,205 @@
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from graph.core.diffusion import (
+    best_hop_count,
+    causal_accuracy,
+    h_hop,
+    noise_from_gap,
+    optimal_hops,
+    ppr,
+    ppr_power_iteration,
+    ppr_push,
+    ppr_with_stats,
+    spectral_gap,
+)
+from graph.core.matrix import symmetric_graph
+
+# Seed 002, 4.1: vendor proposal -> evaluation -> approval -> payment.
+CHAIN = np.array([[0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1], [0, 0, 0, 0]], dtype=float)
+CHAIN_X = np.array([1.0, 0.3, 0.1, 0.0])
+
+
+def random_graph(rng: np.random.Generator, n: int, density: float, isolated: int = 0):
+    dense = (rng.random((n, n)) < density) * rng.uniform(0.05, 1.0, (n, n))
+    np.fill_diagonal(dense, 0.0)
+    if isolated:
+        dense[:isolated, :] = 0.0
+        dense[:, :isolated] = 0.0
+    return sp.csr_array(dense), dense
+
+
+def dense_ahat(dense: np.ndarray) -> np.ndarray:
+    sym = dense + dense.T
+    degree = sym.sum(axis=1)
+    inv = np.where(degree > 0, 1.0 / np.sqrt(np.where(degree > 0, degree, 1.0)), 0.0)
+    return inv[:, None] * sym * inv[None, :]
+
+
+def test_seed_chain_example_raw_diffusion_boosts_approval_and_payment() -> None:
+    scores = h_hop(CHAIN, CHAIN_X, gamma=0.7, hops=3)
+    # x + 0.7*A^T x + 0.49*(A^T)^2 x + 0.343*(A^T)^3 x, worked by hand.
+    np.testing.assert_allclose(scores, [1.0, 1.0, 0.8, 0.56], atol=1e-15)
+    assert scores[2] > CHAIN_X[2]
+    assert scores[3] > CHAIN_X[3]
+
+
+def test_seed_chain_example_with_symmetric_normalisation_still_boosts_the_tail() -> None:
+    scores = h_hop(CHAIN, CHAIN_X, gamma=0.7, hops=3, normalisation="sym")
+    r = 1 / math.sqrt(2)  # Ahat weights: 1/sqrt(1*2), 1/sqrt(2*2), 1/sqrt(2*1)
+    expected = [
+        1.0,
+        0.3 + 0.7 * r,
+        0.1 + 0.7 * 0.5 * 0.3 + 0.49 * 0.5 * r,
+        0.7 * r * 0.1 + 0.49 * r * 0.5 * 0.3 + 0.343 * r * 0.5 * r,
+    ]
+    np.testing.assert_allclose(scores, expected, atol=1e-15)
+    assert scores[2] > CHAIN_X[2]
+    assert scores[3] > CHAIN_X[3]
+
+
+def test_relevance_does_not_flow_against_edge_direction() -> None:
+    scores = h_hop(CHAIN, np.array([0.0, 0.0, 0.0, 1.0]), gamma=0.7, hops=3)
+    np.testing.assert_array_equal(scores, [0.0, 0.0, 0.0, 1.0])
+
+
+@pytest.mark.parametrize("normalisation", ["raw", "row", "sym"])
+def test_h_hop_matches_dense_matrix_powers(normalisation: str) -> None:
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        adjacency, dense = random_graph(rng, 40, 0.1, isolated=2)
+        x = rng.random(40)
+        if normalisation == "row":
+            out = dense.sum(axis=1, keepdims=True)
+            norm = np.divide(dense, out, out=np.zeros_like(dense), where=out > 0)
+        elif normalisation == "sym":
+            degree = (dense + dense.T).sum(axis=1)
+            inv = np.where(degree > 0, 1 / np.sqrt(np.where(degree > 0, degree, 1)), 0.0)
+            norm = inv[:, None] * dense * inv[None, :]
+        else:
+            norm = dense
+        expected = sum(0.6**t * np.linalg.matrix_power(norm.T, t) @ x for t in range(5))
+        got = h_hop(adjacency, x, 0.6, 4, normalisation=normalisation)  # type: ignore[arg-type]
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_ppr_matches_dense_solve_on_random_graphs() -> None:
+    for seed in range(12):
+        rng = np.random.default_rng(seed)
+        n = int(rng.integers(5, 120))
+        adjacency, dense = random_graph(rng, n, float(rng.uniform(0.02, 0.3)), isolated=1)
+        x = rng.random(n)
+        rho = float(rng.uniform(0.5, 0.95))
+        exact = (1 - rho) * np.linalg.solve(np.eye(n) - rho * dense_ahat(dense), x)
+        np.testing.assert_allclose(ppr(adjacency, x, rho, tol=1e-12), exact, rtol=0, atol=1e-9)
+        relative = np.linalg.norm(ppr(adjacency, x, rho) - exact) / np.linalg.norm(exact)
+        assert relative <= 1e-8  # the stated guarantee of the default tolerance
+
+
+def test_ppr_of_isolated_node_is_its_teleport_share() -> None:
+    adjacency, _ = random_graph(np.random.default_rng(3), 30, 0.2, isolated=3)
+    x = np.linspace(0.1, 1.0, 30)
+    assert ppr(adjacency, x, 0.85)[0] == pytest.approx(0.15 * x[0], abs=1e-12)
+
+
+def test_ppr_cg_needs_fewer_matvecs_than_power_iteration_for_the_same_answer() -> None:
+    rng = np.random.default_rng(7)
+    adjacency, dense = random_graph(rng, 300, 0.03)
+    x = rng.random(300)
+    exact = 0.15 * np.linalg.solve(np.eye(300) - 0.85 * dense_ahat(dense), x)
+    cg = ppr_with_stats(adjacency, x, 0.85, 1e-10)
+    power = ppr_power_iteration(adjacency, x, 0.85, 1e-10)
+    assert cg.converged
+    assert power.converged
+    np.testing.assert_allclose(cg.scores, exact, atol=1e-9)
+    np.testing.assert_allclose(power.scores, exact, atol=1e-9)
+    assert cg.matvecs < power.matvecs / 2
+
+
+def test_ppr_of_zero_query_is_zero_without_work() -> None:
+    adjacency, _ = random_graph(np.random.default_rng(1), 10, 0.3)
+    result = ppr_with_stats(adjacency, np.zeros(10))
+    assert result.matvecs == 0
+    assert not result.scores.any()
+
+
+@pytest.mark.parametrize("eps", [1e-2, 1e-4, 1e-6])
+def test_local_push_stays_within_its_error_guarantee(eps: float) -> None:
+    for seed in range(8):
+        rng = np.random.default_rng(seed)
+        n = 80
+        adjacency, dense = random_graph(rng, n, 0.05, isolated=1)
+        graph = symmetric_graph(adjacency)
+        source = int(rng.integers(1, n))
+        exact = 0.15 * np.linalg.solve(np.eye(n) - 0.85 * dense_ahat(dense), np.eye(n)[source])
+        local = ppr_push(graph, source, 0.85, eps)
+        gap = exact - local.dense(n)
+        assert gap.min() >= -1e-12  # push never overshoots
+        bound = eps * np.sqrt(graph.degree[source] * graph.degree)
+        assert np.all(gap <= bound + 1e-12)
+
+
+def test_local_push_of_an_isolated_seed_is_its_teleport_share() -> None:
+    adjacency, _ = random_graph(np.random.default_rng(2), 20, 0.2, isolated=1)
+    local = ppr_push(adjacency, 0)
+    assert local.nodes.tolist() == [0]
+    assert local.scores.tolist() == [pytest.approx(0.15)]
+
+
+@pytest.mark.parametrize(
+    ("B", "N", "h_star", "rounded"),
+    [(0.42, 0.095, 3.42, 3), (0.38, 0.11, 2.45, 2), (0.31, 0.13, 1.38, 1)],
+)
+def test_optimal_hops_reproduce_the_seed_datasets(B: float, N: float, h_star: float, rounded: int):
+    assert round(optimal_hops(B, N), 2) == h_star
+    assert best_hop_count(B, N) == rounded
+
+
+def test_optimal_hops_clip_at_zero_when_noise_outweighs_signal() -> None:
+    assert optimal_hops(0.1, 0.2) == 0.0
+    assert best_hop_count(0.1, 0.2) == 0
+    with pytest.raises(ValueError, match="must be > 0"):
+        optimal_hops(0.3, 0.0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.floats(0.01, 5.0),
+    st.floats(0.01, 5.0),
+    st.floats(0.0, 50.0),
+)
+def test_optimal_hops_maximise_causal_accuracy(B: float, N: float, h: float) -> None:
+    best = optimal_hops(B, N)
+    assert causal_accuracy(best, B, N) >= causal_accuracy(h, B, N) - 1e-12
+    integer = best_hop_count(B, N)
+    assert causal_accuracy(integer, B, N) >= causal_accuracy(math.floor(h), B, N) - 1e-12
+
+
+@pytest.mark.parametrize("n", [60, 700])
+def test_spectral_gap_matches_dense_eigenvalues(n: int) -> None:
+    rng = np.random.default_rng(n)
+    adjacency, _dense = random_graph(rng, n, 8 / n)
+    # A ring keeps the graph connected, so lambda_1 = 1 is simple.
+    ring = sp.csr_array((np.ones(n), (np.arange(n), (np.arange(n) + 1) % n)), shape=(n, n))
+    adjacency = sp.csr_array(adjacency + ring)
+    eigenvalues = np.linalg.eigvalsh(dense_ahat(adjacency.toarray()))
+    assert spectral_gap(adjacency) == pytest.approx(1 - eigenvalues[-2], abs=1e-8)
+
+
+def test_disconnected_graph_has_no_gap_and_infinite_noise() -> None:
+    two_pairs = np.array([[0, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 1], [0, 0, 0, 0]], dtype=float)
+    gap = spectral_gap(two_pairs)
+    assert gap == pytest.approx(0.0, abs=1e-12)
+    assert noise_from_gap(0.05, 0.0) == math.inf
+    assert optimal_hops(0.4, noise_from_gap(0.05, 0.0)) == 0.0
+
+
+def test_noise_from_gap_scales_base_noise() -> None:
+    assert noise_from_gap(0.05, 0.5) == pytest.approx(0.1)

@@ -1,0 +1,147 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from graph.core.matrix import GraphIndex, symmetric_graph
+from graph.core.types import EDGE_TYPES, EdgeType
+
+STALE = 0.5
+
+
+def dense_from_model(model: dict, rows: dict, n: int) -> np.ndarray:
+    """Independent oracle: the adjacency written out from a plain dict of edges."""
+    dense = np.zeros((n, n))
+    for (src, dst, _), (base, confidence, stale) in model.items():
+        dense[rows[src], rows[dst]] += base * confidence * (STALE if stale else 1.0)
+    return dense
+
+
+def random_operations(index: GraphIndex, rng: np.random.Generator, steps: int, query_every: int):
+    model: dict[tuple[str, str, EdgeType], tuple[float, float, bool]] = {}
+    names = [f"n{i}" for i in range(12)]
+    for step in range(steps):
+        op = rng.integers(0, 10)
+        src, dst = rng.choice(names, 2)
+        edge_type = EDGE_TYPES[rng.integers(0, 3)]
+        key = (str(src), str(dst), edge_type)
+        if op < 5:
+            base, confidence = float(rng.uniform(0.1, 2)), float(rng.uniform(0.1, 1))
+            index.add_edge(src, dst, edge_type, base_weight=base, confidence=confidence)
+            model[key] = (base, confidence, False)
+        elif op < 7 and model:
+            victim = list(model)[rng.integers(0, len(model))]
+            assert index.remove_edge(*victim)
+            del model[victim]
+        elif op < 8 and model:
+            victim = list(model)[rng.integers(0, len(model))]
+            index.mark_stale(*victim)
+            model[victim] = (model[victim][0], model[victim][1], True)
+        elif op < 9 and model:
+            victim = list(model)[rng.integers(0, len(model))]
+            confidence = float(rng.uniform(0, 1))
+            index.set_confidence(*victim, confidence)
+            model[victim] = (model[victim][0], confidence, model[victim][2])
+        elif str(src) in index:
+            index.remove_node(str(src))
+            model = {k: v for k, v in model.items() if str(src) not in (k[0], k[1])}
+        if query_every and step % query_every == 0:
+            index.adjacency  # noqa: B018 - forces the lazy patch path between changes
+    return model
+
+
+@pytest.mark.parametrize("query_every", [0, 1, 3])
+def test_incremental_updates_match_dense_oracle_and_rebuild(query_every: int) -> None:
+    for seed in range(15):
+        rng = np.random.default_rng(seed)
+        index = GraphIndex(stale_factor=STALE)
+        model = random_operations(index, rng, steps=120, query_every=query_every)
+        rows = {node: row for row, node in enumerate(index.node_ids) if node is not None}
+        got = index.adjacency
+        np.testing.assert_allclose(
+            got.toarray(), dense_from_model(model, rows, index.n_rows), rtol=1e-12, atol=1e-15
+        )
+        assert got.has_canonical_format
+        assert np.all(got.data != 0)
+        live = list(model)
+        rebuilt = GraphIndex.from_edges(
+            [k[0] for k in live],
+            [k[1] for k in live],
+            [model[k][0] for k in live],
+            confidence=[model[k][1] for k in live],
+            stale=[model[k][2] for k in live],
+            edge_type=[k[2] for k in live],
+            node_ids=index.node_ids,
+            stale_factor=STALE,
+        )
+        np.testing.assert_allclose(got.toarray(), rebuilt.adjacency.toarray(), rtol=1e-12)
+        np.testing.assert_array_equal(got.indices, rebuilt.adjacency.indices)
+        np.testing.assert_array_equal(got.indptr, rebuilt.adjacency.indptr)
+
+
+def test_patching_a_few_edges_does_not_rebuild_the_matrix() -> None:
+    rng = np.random.default_rng(0)
+    src, dst = rng.integers(0, 500, 5000), rng.integers(0, 500, 5000)
+    index = GraphIndex.from_edges(src, dst, rng.random(5000))
+    before = index.full_rebuilds
+    held = index.adjacency
+    held_copy = held.toarray()
+    index.add_edge(1, 2, EdgeType.CAUSED_BY, base_weight=0.7)
+    index.add_edge(3, 4, EdgeType.APPROVED_BY, base_weight=0.2)
+    after = index.adjacency
+    assert index.full_rebuilds == before
+    assert after[1, 2] == pytest.approx(held_copy[1, 2] + 0.7)
+    np.testing.assert_array_equal(held.toarray(), held_copy)  # a returned matrix never changes
+
+
+def test_stale_edge_is_down_weighted_not_deleted() -> None:
+    index = GraphIndex(stale_factor=0.25)
+    index.add_edge("a", "b", EdgeType.CAUSED_BY, base_weight=0.8, confidence=0.5)
+    index.mark_stale("a", "b", EdgeType.CAUSED_BY)
+    assert index.adjacency[0, 1] == pytest.approx(0.8 * 0.5 * 0.25)
+    assert index.n_edges == 1
+
+
+def test_weights_of_several_edge_types_between_a_pair_add_up() -> None:
+    index = GraphIndex()
+    index.add_edge("a", "b", EdgeType.CAUSED_BY, base_weight=0.5)
+    index.add_edge("a", "b", EdgeType.REFERENCES, base_weight=0.25)
+    assert index.adjacency[0, 1] == pytest.approx(0.75)
+    assert index.edge_weight("a", "b", EdgeType.REFERENCES) == pytest.approx(0.25)
+
+
+def test_bulk_build_keeps_the_last_duplicate() -> None:
+    index = GraphIndex.from_edges(["a", "a"], ["b", "b"], [1.0, 3.0])
+    assert index.adjacency.toarray().tolist() == [[0.0, 3.0], [0.0, 0.0]]
+
+
+def test_removed_node_leaves_an_empty_row_and_other_rows_stay() -> None:
+    index = GraphIndex()
+    index.add_edge("a", "b")
+    index.add_edge("b", "c", base_weight=2.0)
+    index.remove_node("a")
+    assert index.row_of("c") == 2
+    assert index.id_of(0) is None
+    assert index.adjacency.toarray().tolist() == [[0, 0, 0], [0, 0, 2.0], [0, 0, 0]]
+
+
+def test_symmetric_graph_normalises_by_total_degree_and_zeroes_isolated_nodes() -> None:
+    dense = np.array([[0, 2.0, 0], [1.0, 0, 0], [0, 0, 0]])
+    graph = symmetric_graph(dense)
+    sym = dense + dense.T
+    degree = sym.sum(axis=1)
+    expected = np.zeros((3, 3))
+    expected[:2, :2] = sym[:2, :2] / np.sqrt(np.outer(degree[:2], degree[:2]))
+    np.testing.assert_allclose(graph.ahat.toarray(), expected)
+    assert graph.inv_sqrt_degree[2] == 0.0
+
+
+def test_typed_edges_carry_effective_weights_and_times() -> None:
+    index = GraphIndex(stale_factor=0.5)
+    index.add_edge("a", "b", EdgeType.CAUSED_BY, base_weight=0.8, confidence=0.5, time=3.0)
+    index.add_edge("b", "c", EdgeType.APPROVED_BY, time=5.0)
+    index.mark_stale("b", "c", EdgeType.APPROVED_BY)
+    edges = index.typed_edges()
+    assert edges.weight.tolist() == [0.4, 0.5]
+    assert edges.time.tolist() == [3.0, 5.0]
+    assert [EDGE_TYPES[c] for c in edges.edge_type] == [EdgeType.CAUSED_BY, EdgeType.APPROVED_BY]

@@ -1,0 +1,221 @@
+"""Graph answers: diffusion, evidence selection and the cohesion gate; the cached index."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.db import transaction
+
+from graph import store as graph_store
+from graph.models import EdgeOrigin, GraphNode
+from tests.graph.conftest import ZONE, edge
+from trail.models import TrailEvent
+
+pytestmark = pytest.mark.django_db
+
+CHAIN = [
+    edge(
+        "decision:proposal", "document:evaluation", "references", tt="document",
+        source_label="printer vendor proposal", target_label="printer vendor evaluation report",
+    ),
+    edge(
+        "decision:approval", "decision:proposal", "depends_on", tt="decision",
+        source_label="printer vendor approval", target_label="printer vendor proposal",
+    ),
+    edge(
+        "decision:payment", "decision:approval", "depends_on", tt="decision",
+        source_label="printer vendor payment", target_label="printer vendor approval",
+    ),
+]  # fmt: skip
+TWO_ISLANDS = [
+    edge("decision:p1", "person:a", "approved_by", source_label="printer lease",
+         target_label="printer officer"),
+    edge("decision:p2", "person:b", "approved_by", source_label="printer toner",
+         target_label="printer clerk"),
+]  # fmt: skip
+
+
+def oracle_cohesion(subgraph: dict[str, Any]) -> float:
+    """2 * (unordered linked pairs) / |S|^2: every edge weighs 1 here, min(1, A + A^T) = 1."""
+    pairs = {frozenset((e["source"], e["target"])) for e in subgraph["edges"]}
+    return 2 * len(pairs) / len(subgraph["nodes"]) ** 2
+
+
+def ask(client: Any, q: str = "printer vendor", **params: Any) -> dict[str, Any]:
+    response = client.get("/api/v1/graph/query/", {"q": q, "zone": ZONE, **params})
+    assert response.status_code == 200, response.json()
+    body: dict[str, Any] = response.json()
+    return body
+
+
+@pytest.mark.parametrize("method", ["hop", "ppr"])
+def test_a_linked_chain_answers_directly_with_its_evidence_subgraph(
+    import_lines: Callable[..., Any], reviewer_api: Any, method: str
+) -> None:
+    import_lines(CHAIN)
+    body = ask(reviewer_api, method=method, k=4)
+    keys = {n["key"] for n in body["subgraph"]["nodes"]}
+    assert keys == {
+        "decision:proposal", "document:evaluation", "decision:approval", "decision:payment",
+    }  # fmt: skip
+    assert body["cohesion"] == pytest.approx(oracle_cohesion(body["subgraph"]))
+    assert body["cohesion"] == pytest.approx(6 / 16)
+    assert body["gate"] == "direct"
+    assert body["cohesion_tau"] == 0.15
+    assert body["escalated_to"] is None
+    assert "depends on" in body["answer"]
+    assert body["structural_gaps"] == []
+
+
+def test_the_hop_method_takes_h_from_the_spectral_gap_unless_asked(
+    import_lines: Callable[..., Any], reviewer_api: Any
+) -> None:
+    import_lines(CHAIN)
+    auto = ask(reviewer_api, k=4)
+    assert 0 < auto["spectral_gap"] <= 2
+    assert auto["hops"] >= 1
+    fixed = ask(reviewer_api, k=4, h=2)
+    assert fixed["hops"] == 2
+    assert fixed["spectral_gap"] is None
+
+
+def test_evidence_in_unlinked_pieces_is_qualified_and_the_gaps_are_listed(
+    import_lines: Callable[..., Any], reviewer_api: Any, set_policy: Callable[..., None]
+) -> None:
+    import_lines(TWO_ISLANDS)
+    set_policy(cohesion_tau=0.4)
+    body = ask(reviewer_api, q="printer", k=4)
+    assert body["cohesion"] == pytest.approx(4 / 16)  # in [tau/2, tau) = [0.2, 0.4)
+    assert body["gate"] == "qualified"
+    assert len(body["structural_gaps"]) == 1
+    sides = [set(side) for side in body["structural_gaps"][0]["between"]]
+    assert {frozenset(s) for s in sides} == {
+        frozenset({"decision:p1", "person:a"}),
+        frozenset({"decision:p2", "person:b"}),
+    }
+    assert "unlinked" in body["answer"]
+
+
+def test_incoherent_evidence_escalates_to_the_parent_levels_authority_on_the_trail(
+    import_lines: Callable[..., Any], reviewer_api: Any, set_policy: Callable[..., None]
+) -> None:
+    import_lines(TWO_ISLANDS)
+    set_policy(cohesion_tau=0.9)
+    body = ask(reviewer_api, q="printer", k=4)
+    assert body["gate"] == "escalate"
+    assert body["escalated_to"] == "G1.U1.P1"
+    assert body["answer"] is None
+    event = TrailEvent.objects.get(kind="graph.answered")
+    assert event.chain == ZONE
+    assert event.actor == "rita"
+    assert event.payload["gate"] == "escalate"
+    assert event.payload["cohesion"] == body["cohesion"]
+    assert event.payload["cohesion_tau"] == 0.9
+    assert event.payload["escalated_to"] == "G1.U1.P1"
+    assert event.payload["report"] == body["report"]["content_hash"]
+    assert body["report"]["trail_event"] == f"{event.chain}#{event.seq}"
+
+
+def test_a_question_needs_a_zone_and_a_known_method(reviewer_api: Any) -> None:
+    no_zone = reviewer_api.get("/api/v1/graph/query/?q=x")
+    assert no_zone.status_code == 400
+    assert no_zone.json()["error"]["field"] == "zone"
+    method = reviewer_api.get(f"/api/v1/graph/query/?q=x&zone={ZONE}&method=bfs")
+    assert method.status_code == 400
+    assert method.json()["error"]["field"] == "method"
+    empty = ask(reviewer_api, q="anything")
+    assert empty["gate"] == "escalate"
+    assert empty["subgraph"]["nodes"] == []
+
+
+def _link(source: str, target: str) -> None:
+    a = graph_store.node_ensure(key=source, node_type="decision", label=source, zone=ZONE)
+    b = graph_store.node_ensure(key=target, node_type="person", label=target, zone=ZONE)
+    graph_store.edge_upsert(
+        source=a, target=b, edge_type="approved_by", zone=ZONE, origin=EdgeOrigin.MANUAL
+    )
+
+
+def _pairs() -> set[tuple[str | None, str | None]]:
+    graph = graph_store.snapshot()
+    return {
+        (graph.keys[int(s)], graph.keys[int(d)])
+        for s, d in zip(graph.edges.src, graph.edges.dst, strict=True)
+    }
+
+
+def test_the_cached_index_replays_new_changes_instead_of_rebuilding(org: Any) -> None:
+    graph_store.index_forget()
+    _link("decision:a", "person:p")
+    before = graph_store.loaded_graph()
+    assert _pairs() == {("decision:a", "person:p")}
+    _link("decision:b", "person:p")
+    after = graph_store.loaded_graph()
+    assert after is before  # the same index, brought up to date
+    assert after.replayed > 0
+    assert _pairs() == {("decision:a", "person:p"), ("decision:b", "person:p")}
+
+
+def test_a_rolled_back_change_the_index_had_seen_does_not_linger(org: Any) -> None:
+    graph_store.index_forget()
+    _link("decision:a", "person:p")
+    with transaction.atomic():
+        _link("decision:ghost", "person:p")
+        assert ("decision:ghost", "person:p") in _pairs()  # the index saw it...
+        transaction.set_rollback(True)  # ...and then it never happened
+    _link("decision:b", "person:p")  # the same generation number again, another change
+    assert _pairs() == {("decision:a", "person:p"), ("decision:b", "person:p")}
+    assert not GraphNode.objects.filter(key="decision:ghost").exists()
+
+
+@pytest.mark.parametrize(
+    ("tau", "gate", "stored"),
+    [(0.15, "direct", "auto"), (0.4, "qualified", "flagged"), (0.9, "escalate", "required")],
+)
+def test_a_graph_answer_stores_its_bundle_and_report_and_the_trail_carries_its_hash(
+    import_lines: Callable[..., Any],
+    reviewer_api: Any,
+    set_policy: Callable[..., None],
+    tau: float,
+    gate: str,
+    stored: str,
+) -> None:
+    from evidence.models import ValidationReport
+
+    import_lines(TWO_ISLANDS)
+    set_policy(cohesion_tau=tau)
+    body = ask(reviewer_api, q="printer", k=4)
+    assert body["gate"] == gate
+    report = ValidationReport.objects.get()
+    assert body["report_id"] == report.pk == body["report"]["id"]
+    assert report.cohesion == body["cohesion"]
+    assert report.gate == stored
+    assert report.mode == "graph-hop"
+    assert report.completeness == 0
+    assert report.policy["cohesion_tau"] == tau
+    assert report.body["structural_gaps"] == body["structural_gaps"]
+    assert report.body["escalated_to"] == body["escalated_to"]
+    assert report.body["gate"] == gate
+    claims = report.bundle.claims
+    assert {(c["edge"]["source"], c["edge"]["target"]) for c in claims} == {
+        (e["source"], e["target"]) for e in body["subgraph"]["edges"]
+    }
+    assert all(c["citations"] == [] for c in claims)  # no document nodes among the evidence
+    event = TrailEvent.objects.get(kind="graph.answered")
+    assert event.payload["report"] == report.content_hash == body["report"]["content_hash"]
+    assert event.payload["report_id"] == report.pk
+
+
+def test_a_document_node_in_the_evidence_is_cited_by_its_claim(
+    import_lines: Callable[..., Any], reviewer_api: Any
+) -> None:
+    from evidence.models import ValidationReport
+
+    import_lines(CHAIN)
+    ask(reviewer_api, k=4)
+    claims = ValidationReport.objects.get().bundle.claims
+    cited = [c for c in claims if c["citations"]]
+    assert [c["edge"]["target"] for c in cited] == ["document:evaluation"]
+    assert cited[0]["citations"] == [{"node": "document:evaluation", "document": None}]

@@ -1,0 +1,281 @@
+"""The trail as JSON Lines, and verifying such an export offline."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from itertools import groupby
+from operator import itemgetter
+from typing import Any
+
+from django.db.models import OuterRef, Q, Subquery
+from django.utils import timezone
+
+from coordinates.coordinate import Coordinate, CoordinateError, parse
+from trail.chain import (
+    GENESIS,
+    ChainLink,
+    ChainVerdict,
+)
+from trail.ledger import CHECKPOINT_TYPE, EXPORT_FORMAT, LANE_MARK, chain_node, iso_time
+from trail.models import TrailCheckpoint, TrailEvent
+from trail.verify import (
+    ChainResult,
+    CheckpointEntry,
+    Mismatch,
+    TrailReport,
+    checkpoint_entries,
+    columns_checked,
+    verify_segment,
+    with_mismatch,
+)
+
+# --- export ------------------------------------------------------------------------------
+
+
+def _scope_filter(scopes: Sequence[Coordinate] | None) -> Q:
+    if scopes is None:
+        return Q()
+    condition = Q(pk__in=[])
+    for scope in scopes:
+        condition |= (
+            Q(chain=str(scope))
+            | Q(chain__startswith=f"{scope}.")
+            | Q(chain__startswith=f"{scope}{LANE_MARK}")
+        )
+    return condition
+
+
+def _in_scope(chain: str, scopes: Sequence[Coordinate] | None) -> bool:
+    if scopes is None:
+        return True
+    try:
+        coordinate = parse(chain_node(chain))
+    except CoordinateError:
+        return False
+    return any(scope.covers(coordinate) for scope in scopes)
+
+
+def _json_line(record: Mapping[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def export_lines(
+    *,
+    scopes: Sequence[Coordinate] | None,
+    since: datetime | None = None,
+    label: str = "",
+) -> Iterator[str]:
+    """The trail as JSON Lines: a header, the latest checkpoint's entries for these chains,
+    every event (whole chains, or each chain from its first event at or after `since`), an
+    end line with the count. `verify_trail --file` checks it without the database.
+
+    Each event line carries chain, seq, prev_hash, hash and `canonical`: the exact hashed
+    bytes as a JSON string, which round-trips to the same UTF-8 bytes.
+    """
+    yield _json_line(
+        {
+            "type": "trail.export",
+            "format": EXPORT_FORMAT,
+            "scope": label or "all",
+            "since": iso_time(since) if since is not None else None,
+            "exported_at": iso_time(timezone.now()),
+        }
+    )
+    checkpoint = TrailCheckpoint.objects.order_by("-seq").first()
+    if checkpoint is not None:
+        for chain, entry in sorted(checkpoint_entries(checkpoint).items()):
+            if _in_scope(chain, scopes):
+                yield _json_line(
+                    {
+                        "type": CHECKPOINT_TYPE,
+                        "checkpoint": checkpoint.seq,
+                        "checkpoint_hash": checkpoint.hash,
+                        "created_at": iso_time(checkpoint.created_at),
+                        "chain": chain,
+                        "seq": entry.seq,
+                        "hash": entry.hash,
+                        "digest": entry.digest,
+                    }
+                )
+    rows = TrailEvent.objects.filter(_scope_filter(scopes))
+    if since is not None:
+        first_since = (
+            TrailEvent.objects.filter(chain=OuterRef("chain"), created_at__gte=since)
+            .order_by("seq")
+            .values("seq")[:1]
+        )
+        # From each chain's first event since then on, so every chain is one whole segment.
+        rows = rows.filter(seq__gte=Subquery(first_since))
+    count = 0
+    columns = ("pk", "chain", "seq", "prev_hash", "hash", "canonical")
+    for pk, chain, seq, prev_hash, event_hash, canonical in (
+        rows.order_by("chain", "seq").values_list(*columns).iterator(chunk_size=2000)
+    ):
+        count += 1
+        yield _json_line(
+            {
+                "type": "trail.event",
+                "id": pk,
+                "chain": chain,
+                "seq": seq,
+                "prev_hash": prev_hash,
+                "hash": event_hash,
+                # Stored bytes are UTF-8 by construction; bytes that are not were tampered
+                # with, and any stand-in fails the hash check just as well.
+                "canonical": bytes(canonical).decode("utf-8", errors="replace"),
+            }
+        )
+    yield _json_line({"type": "trail.end", "events": count})
+
+
+# --- verifying an export -----------------------------------------------------------------
+
+
+class _ExportFormatError(ValueError):
+    pass
+
+
+def _records(lines: Iterable[str | bytes]) -> Iterator[tuple[int, dict[str, Any]]]:
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as error:
+            raise _ExportFormatError(f"line {number}: not JSON ({error})") from None
+        if not isinstance(record, dict) or not isinstance(record.get("type"), str):
+            raise _ExportFormatError(f"line {number}: not a trail record")
+        yield number, record
+
+
+def _event_link(number: int, record: Mapping[str, Any]) -> tuple[str, ChainLink]:
+    try:
+        chain, seq = record["chain"], record["seq"]
+        prev_hash, event_hash, canonical = record["prev_hash"], record["hash"], record["canonical"]
+    except KeyError as error:
+        raise _ExportFormatError(f"line {number}: event without {error.args[0]!r}") from None
+    if not (
+        isinstance(chain, str)
+        and isinstance(seq, int)
+        and isinstance(prev_hash, str)
+        and isinstance(event_hash, str)
+        and isinstance(canonical, str)
+    ):
+        raise _ExportFormatError(f"line {number}: an event field has the wrong type")
+    # surrogatepass: escapes such as \ud800 in a doctored file become bytes that simply fail
+    # the hash check instead of stopping the verifier.
+    body = canonical.encode("utf-8", errors="surrogatepass")
+    return chain, ChainLink(seq, prev_hash, event_hash, body)
+
+
+@dataclass(slots=True)
+class _ExportState:
+    trusted_start: bool = False
+    entries: dict[str, CheckpointEntry] = field(default_factory=dict)
+    checkpoints: set[tuple[Any, Any]] = field(default_factory=set)
+    events: int = 0
+    end: dict[str, Any] | None = None
+
+
+def _export_events(
+    records: Iterator[tuple[int, dict[str, Any]]], state: _ExportState
+) -> Iterator[tuple[str, ChainLink, dict[str, Any]]]:
+    """Event links in file order; checkpoint and end records update `state` on the way."""
+    for number, record in records:
+        kind = record["type"]
+        if state.end is not None:
+            raise _ExportFormatError(f"line {number}: records after the end line")
+        if kind == CHECKPOINT_TYPE:
+            if state.events:
+                raise _ExportFormatError(f"line {number}: a checkpoint after the events")
+            try:
+                entry = CheckpointEntry(
+                    int(record["seq"]), str(record["hash"]), str(record["digest"])
+                )
+                state.entries[str(record["chain"])] = entry
+            except (KeyError, TypeError, ValueError):
+                raise _ExportFormatError(f"line {number}: malformed checkpoint") from None
+            state.checkpoints.add((record.get("checkpoint"), record.get("checkpoint_hash")))
+        elif kind == "trail.event":
+            chain, link = _event_link(number, record)
+            state.events += 1
+            # The line's chain and seq are what the verifier groups and orders by; the body
+            # is what was hashed. They must agree, or a renamed chain would verify.
+            yield chain, link, {"chain": chain, "seq": link.seq}
+        elif kind == "trail.end":
+            state.end = record
+        else:
+            raise _ExportFormatError(f"line {number}: unknown record type {kind!r}")
+
+
+def verify_export(lines: Iterable[str | bytes], *, source: str) -> TrailReport:
+    """Verify a JSON Lines export offline (no database): every chain segment, the body's
+    own chain and seq against the line's, the checkpoint entries it carries, and the end
+    line's count (a cut-off file has none).
+
+    A `since` export starts chains mid-way: their first prev_hash is taken on trust and the
+    report says so. A full export must start every chain at seq 1. The checkpoint entries
+    come from the server that made the export: compare the checkpoint hash in the report
+    with one you kept.
+    """
+    started = time.perf_counter()
+    report = TrailReport(source=source)
+    state = _ExportState()
+    records = _records(lines)
+    done: set[str] = set()
+    try:
+        first = next(records, None)
+        if first is None or first[1]["type"] != "trail.export":
+            raise _ExportFormatError("line 1: not a trail export (no trail.export header)")
+        header = first[1]
+        if header.get("format") != EXPORT_FORMAT:
+            raise _ExportFormatError(f"line 1: unknown format {header.get('format')!r}")
+        state.trusted_start = header.get("since") is not None
+        for chain, group in groupby(_export_events(records, state), key=itemgetter(0)):
+            if chain in done:
+                report.problems.append(f"chain {chain} appears in more than one place")
+                for _ in group:
+                    pass
+                continue
+            done.add(chain)
+            mismatch = Mismatch()
+            links = columns_checked(((link, cols) for _, link, cols in group), mismatch)
+            result = verify_segment(
+                chain,
+                links,
+                checkpoint=state.entries.get(chain),
+                trusted_start=state.trusted_start,
+            )
+            for _ in links:
+                pass
+            report.chains.append(with_mismatch(result, mismatch))
+        for chain in sorted(set(state.entries) - done):
+            entry = state.entries[chain]
+            if state.trusted_start:
+                # Nothing happened in this chain since then: nothing to check it against.
+                empty = ChainVerdict(True, 0, None, GENESIS)
+                report.chains.append(ChainResult(chain, empty, checkpoint=entry))
+            else:
+                # A full export claims a checkpoint for a chain but carries none of its events.
+                report.chains.append(verify_segment(chain, [], checkpoint=entry))
+        if len(state.checkpoints) > 1:
+            report.problems.append("the export mixes entries of different checkpoints")
+        elif state.checkpoints:
+            number, checkpoint_hash = next(iter(state.checkpoints))
+            report.checkpoint = f"#{number} hash {checkpoint_hash} (as the export states it)"
+        if state.end is None:
+            report.problems.append("the export has no end line (cut off?)")
+        elif state.end.get("events") != state.events:
+            report.problems.append(
+                f"the end line counts {state.end.get('events')} events, "
+                f"the export has {state.events}"
+            )
+    except _ExportFormatError as error:
+        report.problems.append(str(error))
+    report.chains.sort(key=lambda result: result.chain)
+    report.seconds = time.perf_counter() - started
+    return report
