@@ -19,7 +19,6 @@ from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import status
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.views import APIView
@@ -27,7 +26,7 @@ from rest_framework.views import APIView
 from coordinates.coordinate import Coordinate
 from coordinates.models import Role
 from coordinates.selectors import agent_of, coordinate_from, has_role, role_scopes, zone_get
-from maria.errors import ApplicationError
+from maria.errors import ApplicationError, Forbidden
 from trail import export
 
 CONTENT_TYPE = "application/x-ndjson"
@@ -52,9 +51,7 @@ class JSONLinesRenderer(BaseRenderer):
 
 
 def _forbidden(message: str) -> ApplicationError:
-    return ApplicationError(
-        message, code="permission_denied", status_code=status.HTTP_403_FORBIDDEN
-    )
+    return Forbidden(message)
 
 
 def parse_since(text: str) -> datetime:

@@ -8,14 +8,14 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from django.db.models import Q, QuerySet
-from django.http import Http404
 from django.utils import timezone
 
 from coordinates.coordinate import Coordinate, CoordinateError, parse
 from coordinates.models import Role
-from coordinates.selectors import AnyUser
+from coordinates.selectors import AnyUser, beneath, in_scopes, within
 from decisions.models import Decision
-from gates.selectors import covers, scopes_of, zone_filter
+from gates.selectors import scopes_of
+from maria.errors import NotFound
 from trail import export, verify
 from trail.models import TrailEvent
 
@@ -50,9 +50,9 @@ class AuditFilters:
 
 def audit_decisions(user: AnyUser, filters: AuditFilters) -> QuerySet[Decision]:
     scopes = scopes_of(user, AUDIT_ROLES)
-    rows = Decision.objects.filter(zone_filter(scopes)).select_related("claimed_by")
+    rows = Decision.objects.filter(within(scopes)).select_related("claimed_by")
     if filters.zone:
-        rows = rows.filter(Q(zone=filters.zone) | Q(zone__startswith=f"{filters.zone}."))
+        rows = rows.filter(beneath(filters.zone))
     if filters.state:
         rows = rows.filter(state=filters.state)
     if filters.gate:
@@ -77,14 +77,14 @@ def audit_range(user: AnyUser, zone: str) -> list[Coordinate] | None:
     scopes = scopes_of(user, AUDIT_ROLES)
     if not zone:
         if scopes is not None and not scopes:
-            raise Http404("no auditor role")
+            raise NotFound("no auditor role")
         return scopes
     try:
         coordinate = parse(zone)
     except CoordinateError:
-        raise Http404("no such zone") from None
-    if not covers(scopes, str(coordinate)):
-        raise Http404("no such zone")
+        raise NotFound("no such zone") from None
+    if not in_scopes(str(coordinate), scopes):
+        raise NotFound("no such zone")
     return [coordinate]
 
 

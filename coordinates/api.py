@@ -6,7 +6,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -25,7 +25,7 @@ from coordinates.selectors import (
     zone_tree,
 )
 from coordinates.services import policy_update
-from maria.errors import ApplicationError
+from maria.errors import ApplicationError, Forbidden
 
 _POLICY_FIELDS = {
     name: (
@@ -57,9 +57,7 @@ PolicyRead = inline_serializer(
 
 
 def _forbidden(message: str) -> ApplicationError:
-    return ApplicationError(
-        message, code="permission_denied", status_code=status.HTTP_403_FORBIDDEN
-    )
+    return Forbidden(message)
 
 
 def policy_representation(zone: Zone) -> dict[str, Any]:

@@ -14,8 +14,8 @@ ZONES: list[tuple[str, str]] = [
     ("G1.U1.P2.Z1", "Contracts"),
 ]
 
-# (zone, overrides, reason): a compliance zone is strict, customer support lenient (paper 000,
-# section 13: tau 0.85 vs 0.50).
+# (zone, overrides, reason): a compliance zone is strict, customer support lenient
+# (docs/math.md §11: tau 0.85 vs 0.50).
 POLICIES: list[tuple[str, dict[str, Any], str]] = [
     ("G1", {"tau": 0.70, "refusal_floor": 0.40}, "Group baseline"),
     ("G1.U1.P1.Z1", {"tau": 0.85, "delta": 0.08, "approvals_required": 2}, "Regulated answers"),

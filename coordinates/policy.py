@@ -17,11 +17,11 @@ WEIGHT_TOLERANCE = 1e-6
 
 @dataclass(frozen=True, slots=True)
 class PolicyValues:
-    """Every threshold that judges an answer in a zone (DESIGN section 5)."""
+    """Every threshold that judges an answer in a zone (docs/math.md §7, §11)."""
 
     tau: float = 0.70  # sufficiency needed to answer in full
     delta: float = 0.10  # width of the hedged and partial bands below tau
-    floor: float = 0.30  # items below this confidence are noise (paper 000, 2.3)
+    floor: float = 0.30  # items below this confidence are noise (docs/math.md §1)
     refusal_floor: float = 0.40  # below this sufficiency an answer is blocked
     required_evidence: int = 3  # items a claim needs for full completeness
     w1: float = 0.40  # confidence weight of embedding similarity

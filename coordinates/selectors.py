@@ -2,19 +2,47 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from rest_framework import status
+from django.db.models import Q
 
 from coordinates import policy
 from coordinates.coordinate import Coordinate, CoordinateError, Level, parse
 from coordinates.models import ApiToken, RoleAssignment, Zone, ZonePolicyVersion
-from maria.errors import ApplicationError
+from maria.errors import ApplicationError, NotFound
 
 AnyUser: TypeAlias = AbstractBaseUser | AnonymousUser
+
+
+# --- "this scope or anything beneath it" ----------------------------------------------------
+# A coordinate covers the ones that extend it by whole levels: G1.U1 covers G1.U1 and
+# G1.U1.P2, never G1.U10. Every query and check of that rule goes through these three.
+
+
+def beneath(scope: Coordinate | str, field: str = "zone") -> Q:
+    """Rows whose `field` is `scope` or a coordinate beneath it."""
+    return Q(**{field: str(scope)}) | Q(**{f"{field}__startswith": f"{scope}."})
+
+
+def within(scopes: Sequence[Coordinate] | None, field: str = "zone") -> Q:
+    """Rows whose `field` lies on or beneath one of `scopes`; None means everything, and no
+    scope at all means nothing."""
+    if scopes is None:
+        return Q()
+    q = Q(pk__in=[])
+    for scope in scopes:
+        q |= beneath(scope, field)
+    return q
+
+
+def in_scopes(zone: str, scopes: Sequence[Coordinate] | None) -> bool:
+    """`within` for one value in hand: `zone` is one of `scopes` or beneath one."""
+    if scopes is None:
+        return True
+    return any(zone == str(scope) or zone.startswith(f"{scope}.") for scope in scopes)
 
 
 def coordinate_from(
@@ -31,11 +59,10 @@ def zone_get(coordinate: Coordinate, *, field: str = "coordinate") -> Zone:
     try:
         return Zone.objects.get(coordinate=str(coordinate))
     except Zone.DoesNotExist:
-        raise ApplicationError(
+        raise NotFound(
             f"unknown zone {coordinate}",
             code="unknown_zone",
             field=field,
-            status_code=status.HTTP_404_NOT_FOUND,
         ) from None
 
 

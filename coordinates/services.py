@@ -11,7 +11,6 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
-from rest_framework import status
 
 from coordinates import events, policy
 from coordinates.coordinate import Coordinate, Level
@@ -24,7 +23,7 @@ from coordinates.models import (
     is_webhook_url,
 )
 from coordinates.selectors import effective_policy, zone_get
-from maria.errors import ApplicationError
+from maria.errors import ApplicationError, NotAuthenticated
 
 TOKEN_PREFIX_LENGTH = 8
 
@@ -210,14 +209,10 @@ def token_authenticate(key: str) -> ApiToken:
     try:
         token = ApiToken.objects.select_related("user").get(key_hash=hash_key(key))
     except ApiToken.DoesNotExist:
-        raise ApplicationError(
-            "invalid token", code="not_authenticated", status_code=status.HTTP_401_UNAUTHORIZED
-        ) from None
+        raise NotAuthenticated("invalid token") from None
     if token.revoked_at is not None or not token.user.is_active:
-        raise ApplicationError(
+        raise NotAuthenticated(
             "this token has been revoked",
-            code="not_authenticated",
-            status_code=status.HTTP_401_UNAUTHORIZED,
         )
     now = timezone.now()
     # Write last use at most once a minute: a busy agent must not turn reads into writes.

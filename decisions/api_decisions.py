@@ -8,7 +8,6 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db.models import Q, QuerySet
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -18,12 +17,13 @@ from rest_framework.views import APIView
 
 from coordinates.coordinate import Level
 from coordinates.models import ApiToken
-from coordinates.selectors import agent_of, coordinate_from, role_scopes
+from coordinates.selectors import agent_of, beneath, coordinate_from
 from decisions import services
 from decisions.ask import Refusal, ask
 from decisions.models import Decision, Gate, State
 from decisions.representation import decision_detail, decision_row
-from maria.errors import ApplicationError
+from decisions.selectors import visible_decisions
+from maria.errors import ApplicationError, Forbidden, NotAuthenticated, NotFound, TooLarge
 
 MAX_BODY_BYTES = 1024 * 1024
 MAX_CLAIMS = 50
@@ -56,9 +56,7 @@ DecisionPage = inline_serializer(
 
 
 def _too_large(message: str, field: str | None = None) -> ApplicationError:
-    return ApplicationError(
-        message, code="too_large", field=field, status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
-    )
+    return TooLarge(message, field=field)
 
 
 class CitationIn(serializers.Serializer):
@@ -141,28 +139,11 @@ def _clean(payload: dict[str, Any]) -> dict[str, Any]:
     return {**payload, "claims": claims}
 
 
-def visible_decisions(request: Request) -> QuerySet[Decision]:
-    decisions = Decision.objects.select_related("claimed_by")
-    if getattr(request.user, "is_superuser", False):
-        return decisions
-    if agent_of(request.auth) is not None:
-        return decisions.filter(proposed_by=request.user)
-    scopes = role_scopes(request.user)
-    if not scopes:
-        return decisions.none()
-    covered = Q()
-    for scope in scopes:
-        covered |= Q(zone=str(scope)) | Q(zone__startswith=f"{scope}.")
-    return decisions.filter(covered)
-
-
 def _user(request: Request) -> User:
     if not isinstance(request.user, User):
-        raise ApplicationError("sign in first", code="not_authenticated", status_code=401)
+        raise NotAuthenticated("sign in first")
     if agent_of(request.auth) is not None:
-        raise ApplicationError(
-            "agents cannot review decisions", code="permission_denied", status_code=403
-        )
+        raise Forbidden("agents cannot review decisions")
     return request.user
 
 
@@ -185,7 +166,7 @@ class DecisionListView(APIView):
         ],
     )
     def get(self, request: Request) -> Response:
-        decisions = visible_decisions(request)
+        decisions = visible_decisions(request.user, request.auth)
         params = request.query_params
         if state := params.get("state"):
             if state not in State.values:
@@ -197,7 +178,7 @@ class DecisionListView(APIView):
             decisions = decisions.filter(gate=gate)
         if zone := params.get("zone"):
             prefix = str(coordinate_from(zone, field="zone"))
-            decisions = decisions.filter(Q(zone=prefix) | Q(zone__startswith=f"{prefix}."))
+            decisions = decisions.filter(beneath(prefix))
         if since := params.get("since"):
             moment: datetime | None = parse_datetime(since)
             if moment is None or moment.tzinfo is None:
@@ -227,10 +208,8 @@ class DecisionListView(APIView):
     def post(self, request: Request) -> Response:
         token = request.auth
         if not isinstance(token, ApiToken) or not token.is_agent:
-            raise ApplicationError(
+            raise Forbidden(
                 "decisions are submitted with an agent token",
-                code="permission_denied",
-                status_code=status.HTTP_403_FORBIDDEN,
             )
         key = request.headers.get("Idempotency-Key", "")
         if key and not IDEMPOTENCY_KEY.fullmatch(key):
@@ -266,11 +245,9 @@ class DecisionDetailView(APIView):
         responses=DecisionOut,
     )
     def get(self, request: Request, pk: int) -> Response:
-        decision = visible_decisions(request).filter(pk=pk).first()
+        decision = visible_decisions(request.user, request.auth).filter(pk=pk).first()
         if decision is None:
-            raise ApplicationError(
-                f"no decision {pk}", code="not_found", status_code=status.HTTP_404_NOT_FOUND
-            )
+            raise NotFound(f"no decision {pk}")
         return Response(decision_detail(decision))
 
 
@@ -321,20 +298,16 @@ class AskView(APIView):
     def post(self, request: Request) -> Response:
         token = request.auth
         if not isinstance(token, ApiToken) or not token.is_agent:
-            raise ApplicationError(
+            raise Forbidden(
                 "ask with an agent token: the answer is submitted as that agent",
-                code="permission_denied",
-                status_code=status.HTTP_403_FORBIDDEN,
             )
         incoming = AskIn(data=request.data)
         incoming.is_valid(raise_exception=True)
         zone = coordinate_from(incoming.validated_data["zone"], field="zone", level=Level.ZONE)
         agent = token.agent_coordinate
         if agent is None or agent.zone() != zone:
-            raise ApplicationError(
+            raise Forbidden(
                 f"agent {agent} may ask only in its zone",
-                code="permission_denied",
-                status_code=status.HTTP_403_FORBIDDEN,
             )
         result = ask(
             token=token,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 from django_fsm import ConcurrentTransitionMixin, FSMField, transition
 
 # --- the decision and its life ---------------------------------------------------------------
@@ -31,6 +34,12 @@ class Gate(models.TextChoices):
 
 FINAL_STATES = (State.COMPLETED, State.FAILED)
 OPEN_STATES = [s for s in State.values if s not in FINAL_STATES]
+
+
+def claim_holds(claimed_by_id: int | None, claimed_until: datetime | None, now: datetime) -> bool:
+    """A reviewer's claim stands while someone holds it and it has not run out: the one
+    rule the services, the queue and the decision page all apply (`Decision.held`)."""
+    return claimed_by_id is not None and claimed_until is not None and claimed_until > now
 
 
 class Decision(ConcurrentTransitionMixin, models.Model):
@@ -82,6 +91,15 @@ class Decision(ConcurrentTransitionMixin, models.Model):
 
     def __str__(self) -> str:
         return f"decision {self.pk} ({self.state})"
+
+    def held(self, now: datetime | None = None) -> bool:
+        """Someone's claim on it stands (claim_holds)."""
+        return claim_holds(self.claimed_by_id, self.claimed_until, now or timezone.now())
+
+    @staticmethod
+    def held_at(now: datetime) -> models.Q:
+        """The rows whose claim stands at `now` (claim_holds, in SQL)."""
+        return models.Q(claimed_by__isnull=False, claimed_until__gt=now)
 
     # --- transitions: database changes only, no I/O (django-fsm README) ------------------
 

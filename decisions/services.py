@@ -20,7 +20,6 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from django_fsm import ConcurrentTransition, TransitionNotAllowed
-from rest_framework import status
 
 from coordinates.coordinate import Coordinate
 from coordinates.models import ApiToken, Role
@@ -37,8 +36,9 @@ from decisions.models import (
 from decisions.outbox import outbox_send_after_commit
 from decisions.signals import validation_wanted, validations_taken
 from evidence.models import ValidationReport
-from evidence.validation import bundle_create, evaluate_bundle, read_cited
-from maria.errors import ApplicationError
+from evidence.services import bundle_create
+from evidence.validation import evaluate_bundle, read_cited
+from maria.errors import ApplicationError, Conflict, Forbidden, NotFound, Unprocessable
 from maria.metrics import VALIDATION_SECONDS
 from trail import ledger
 from trail.chain import canonical_json
@@ -72,7 +72,7 @@ def _zone_change(zone: str, *, idempotency: str = "") -> Iterator[None]:
     """
     with transaction.atomic():
         if idempotency and not _advisory_lock(idempotency):
-            raise _conflict("a request with this Idempotency-Key is still being processed")
+            raise Conflict("a request with this Idempotency-Key is still being processed")
         with ledger.holding(ledger.chain_for(zone)):
             yield
 
@@ -81,7 +81,7 @@ def _zone_of(decision_id: int) -> str:
     """A decision's zone never changes, so it is read before the transaction begins."""
     zone = Decision.objects.filter(pk=decision_id).values_list("zone", flat=True).first()
     if zone is None:
-        raise _error(f"no decision {decision_id}", "not_found", status.HTTP_404_NOT_FOUND)
+        raise NotFound(f"no decision {decision_id}")
     return zone
 
 
@@ -90,18 +90,6 @@ def _changing(decision_id: int) -> Iterator[None]:
     """One change of one decision, in its zone (`_zone_change`)."""
     with _zone_change(_zone_of(decision_id)):
         yield
-
-
-def _error(message: str, code: str, http: int, field: str | None = None) -> ApplicationError:
-    return ApplicationError(message, code=code, field=field, status_code=http)
-
-
-def _conflict(message: str) -> ApplicationError:
-    return _error(message, "conflict", status.HTTP_409_CONFLICT)
-
-
-def _forbidden(message: str) -> ApplicationError:
-    return _error(message, "permission_denied", status.HTTP_403_FORBIDDEN)
 
 
 def request_hash(payload: Mapping[str, Any]) -> str:
@@ -144,7 +132,7 @@ def _transition(decision: Decision, name: str) -> None:
     try:
         getattr(decision, name)()
     except TransitionNotAllowed:
-        raise _conflict(
+        raise Conflict(
             f"decision {decision.pk} is {decision.state}; it cannot be {name}d now"
         ) from None
 
@@ -153,7 +141,7 @@ def _save(decision: Decision) -> None:
     try:
         decision.save()
     except ConcurrentTransition:
-        raise _conflict(f"decision {decision.pk} was changed by someone else first") from None
+        raise Conflict(f"decision {decision.pk} was changed by someone else first") from None
 
 
 # --- submission ----------------------------------------------------------------------------
@@ -172,11 +160,10 @@ def _advisory_lock(key: str) -> bool:
 def _replay(existing: Decision, digest: str) -> Submitted:
     """The same key again: the first decision if the body is the same, 422 if it is not."""
     if existing.request_hash != digest:
-        raise _error(
+        raise Unprocessable(
             "this Idempotency-Key was used with a different request body",
-            "idempotency_mismatch",
-            status.HTTP_422_UNPROCESSABLE_ENTITY,
-            "Idempotency-Key",
+            code="idempotency_mismatch",
+            field="Idempotency-Key",
         )
     log.info("decision submission replayed", extra={"decision_id": existing.pk})
     return Submitted(existing, replayed=True)
@@ -188,12 +175,12 @@ def decision_submit(
     """Create a proposed decision and its immutable bundle; validation runs after commit."""
     agent = token.agent_coordinate
     if agent is None:
-        raise _forbidden("only agent tokens submit decisions")
+        raise Forbidden("only agent tokens submit decisions")
     zone = Coordinate.parse(payload["zone"])
     if Coordinate.parse(payload["agent"]) != agent:
-        raise _forbidden(f"this token belongs to agent {agent}; it may submit only as itself")
+        raise Forbidden(f"this token belongs to agent {agent}; it may submit only as itself")
     if zone != agent.zone():
-        raise _forbidden(f"agent {agent} may submit only in its zone {agent.zone()}")
+        raise Forbidden(f"agent {agent} may submit only in its zone {agent.zone()}")
     digest = request_hash(payload)
     user = token.user
     key = f"{user.pk}:{idempotency_key}" if idempotency_key else ""
@@ -366,7 +353,7 @@ def _webhook_token(user_id: int) -> ApiToken | None:
 
 
 def _refusal(report: ValidationReport) -> dict[str, Any]:
-    """What was found and why it was not enough, and what to try (paper 000, 5.2)."""
+    """What was found and why it was not enough, and what to try (docs/math.md §7)."""
     found = [
         {
             "claim": claim["text"],
@@ -492,20 +479,15 @@ def _locked_for(decision_id: int, user: User, roles: tuple[str, ...] = REVIEW_RO
     try:
         decision = Decision.objects.select_for_update().get(pk=decision_id)
     except Decision.DoesNotExist:
-        raise _error(f"no decision {decision_id}", "not_found", status.HTTP_404_NOT_FOUND) from None
+        raise NotFound(f"no decision {decision_id}") from None
     if not has_role(user, roles, Coordinate.parse(decision.zone)):
         # The same answer as for a missing decision: other zones' ids stay private.
-        raise _error(f"no decision {decision_id}", "not_found", status.HTTP_404_NOT_FOUND)
+        raise NotFound(f"no decision {decision_id}")
     return decision
 
 
 def _held_by_other(decision: Decision, user: User) -> bool:
-    return (
-        decision.claimed_by_id is not None
-        and decision.claimed_by_id != user.pk
-        and decision.claimed_until is not None
-        and decision.claimed_until > timezone.now()
-    )
+    return decision.held() and decision.claimed_by_id != user.pk
 
 
 def _require_reason(reason: str) -> str:
@@ -518,11 +500,11 @@ def decision_claim(*, decision_id: int, user: User) -> Decision:
     with _changing(decision_id):
         decision = _locked_for(decision_id, user)
         if decision.state != State.APPROVAL_REQUIRED:
-            raise _conflict(f"decision {decision_id} is {decision.state}; nothing to claim")
+            raise Conflict(f"decision {decision_id} is {decision.state}; nothing to claim")
         if _held_by_other(decision, user):
-            raise _conflict(f"decision {decision_id} is claimed by {decision.claimed_by}")
+            raise Conflict(f"decision {decision_id} is claimed by {decision.claimed_by}")
         if decision.proposed_by_id == user.pk:
-            raise _forbidden("nobody reviews a decision they proposed")
+            raise Forbidden("nobody reviews a decision they proposed")
         decision.claimed_by = user
         decision.claimed_until = timezone.now() + timedelta(minutes=CLAIM_MINUTES)
         decision.save(update_fields=["claimed_by", "claimed_until", "updated_at"])
@@ -536,11 +518,11 @@ def decision_release(*, decision_id: int, user: User) -> Decision:
     with _changing(decision_id):
         decision = _locked_for(decision_id, user)
         if decision.state != State.APPROVAL_REQUIRED or decision.claimed_by_id is None:
-            raise _conflict(f"decision {decision_id} is not claimed")
+            raise Conflict(f"decision {decision_id} is not claimed")
         if decision.claimed_by_id != user.pk and not has_role(
             user, [Role.ZONE_ADMIN], Coordinate.parse(decision.zone)
         ):
-            raise _forbidden(f"decision {decision_id} is claimed by {decision.claimed_by}")
+            raise Forbidden(f"decision {decision_id} is claimed by {decision.claimed_by}")
         decision.claimed_by = None
         decision.claimed_until = None
         decision.save(update_fields=["claimed_by", "claimed_until", "updated_at"])
@@ -554,13 +536,13 @@ def decision_approve(*, decision_id: int, user: User, reason: str = "") -> Decis
     with _changing(decision_id):
         decision = _locked_for(decision_id, user)
         if decision.state != State.APPROVAL_REQUIRED:
-            raise _conflict(f"decision {decision_id} is {decision.state}; it cannot be approved")
+            raise Conflict(f"decision {decision_id} is {decision.state}; it cannot be approved")
         if decision.proposed_by_id == user.pk:
-            raise _forbidden("nobody approves a decision they proposed")
+            raise Forbidden("nobody approves a decision they proposed")
         if _held_by_other(decision, user):
-            raise _conflict(f"decision {decision_id} is claimed by {decision.claimed_by}")
+            raise Conflict(f"decision {decision_id} is claimed by {decision.claimed_by}")
         if Approval.objects.filter(decision=decision, reviewer=user).exists():
-            raise _conflict("you have approved this decision already; another reviewer must")
+            raise Conflict("you have approved this decision already; another reviewer must")
         Approval.objects.create(decision=decision, reviewer=user, reason=reason.strip())
         needed = effective_policy(Coordinate.parse(decision.zone)).values.approvals_required
         given = Approval.objects.filter(decision=decision).count()
@@ -588,9 +570,9 @@ def decision_reject(*, decision_id: int, user: User, reason: str) -> Decision:
     with _changing(decision_id):
         decision = _locked_for(decision_id, user)
         if decision.state != State.APPROVAL_REQUIRED:
-            raise _conflict(f"decision {decision_id} is {decision.state}; it cannot be rejected")
+            raise Conflict(f"decision {decision_id} is {decision.state}; it cannot be rejected")
         if _held_by_other(decision, user):
-            raise _conflict(f"decision {decision_id} is claimed by {decision.claimed_by}")
+            raise Conflict(f"decision {decision_id} is claimed by {decision.claimed_by}")
         decision.outcome_reason = reason
         _transition(decision, "fail")
         _save(decision)
@@ -606,11 +588,11 @@ def decision_override(*, decision_id: int, user: User, reason: str) -> Decision:
     with _changing(decision_id):
         decision = _locked_for(decision_id, user, roles=(Role.ZONE_ADMIN,))
         if not user.has_perm("decisions.override_blocked"):
-            raise _forbidden("overriding a blocked decision needs the override_blocked permission")
+            raise Forbidden("overriding a blocked decision needs the override_blocked permission")
         if decision.state != State.FAILED or decision.gate != Gate.BLOCKED:
-            raise _conflict(f"only a blocked decision can be overridden; {decision_id} is not")
+            raise Conflict(f"only a blocked decision can be overridden; {decision_id} is not")
         if decision.proposed_by_id == user.pk:
-            raise _forbidden("nobody overrides a decision they proposed")
+            raise Forbidden("nobody overrides a decision they proposed")
         decision.outcome_reason = reason
         _transition(decision, "override")
         events.decision_overridden(decision, actor=user, reason=reason)

@@ -13,11 +13,11 @@ from rest_framework.views import APIView
 
 from coordinates.coordinate import Level
 from coordinates.models import Role
-from coordinates.selectors import agent_of, coordinate_from, has_role, zone_get
+from coordinates.selectors import agent_of, coordinate_from, has_role, in_scopes, zone_get
 from evidence.models import Document, DocumentKind, DocumentStatus, DocumentVersion
-from evidence.selectors import documents_visible, in_scopes, reader_scopes
+from evidence.selectors import documents_visible, reader_scopes
 from evidence.services import document_ingest
-from maria.errors import ApplicationError
+from maria.errors import ApplicationError, Forbidden, NotFound
 
 
 class DocumentIn(serializers.Serializer):
@@ -48,9 +48,7 @@ DocumentOut = inline_serializer(
 
 
 def _forbidden(message: str) -> ApplicationError:
-    return ApplicationError(
-        message, code="permission_denied", status_code=status.HTTP_403_FORBIDDEN
-    )
+    return Forbidden(message)
 
 
 def version_summary(version: DocumentVersion) -> dict[str, Any]:
@@ -111,10 +109,9 @@ class DocumentListView(APIView):
         if data.get("supersedes"):
             supersedes = Document.objects.filter(pk=data["supersedes"]).first()
             if supersedes is None:
-                raise ApplicationError(
+                raise NotFound(
                     f"no document {data['supersedes']}",
                     field="supersedes",
-                    status_code=status.HTTP_404_NOT_FOUND,
                 )
         ingested = document_ingest(
             zone=zone,
@@ -157,19 +154,16 @@ class DocumentDetailView(APIView):
         scopes = reader_scopes(request.user, request.auth)
         if document is None or not in_scopes(document.zone.coordinate, scopes):
             # The same answer for "missing" and "not yours": ids of other zones stay private.
-            raise ApplicationError(
-                f"no document {pk}", code="not_found", status_code=status.HTTP_404_NOT_FOUND
-            )
+            raise NotFound(f"no document {pk}")
         versions = list(document.versions.order_by("-version"))
         wanted = request.query_params.get("version")
         shown = versions[0]
         if wanted is not None:
             shown = next((v for v in versions if str(v.version) == wanted), None)  # type: ignore[assignment]
             if shown is None:
-                raise ApplicationError(
+                raise NotFound(
                     f"document {pk} has no version {wanted!r}",
                     field="version",
-                    status_code=status.HTTP_404_NOT_FOUND,
                 )
         return Response(
             {

@@ -1,4 +1,4 @@
-"""The evidence-bundle math of DESIGN section 5 (paper 000, sections 2-9): item confidence,
+"""The evidence-bundle math (docs/math.md §1-§8): item confidence,
 sufficiency, completeness, cohesion, contradictions, answer mode, and the bundle aggregate.
 """
 
@@ -19,19 +19,19 @@ BoolArray = npt.NDArray[np.bool_]
 AnswerMode = Literal["full", "hedged", "partial", "refusal"]
 
 WEIGHT_TOLERANCE = 1e-6
-DEFAULT_FLOOR = 0.3  # paper 000, 2.3: "typically 0.3"; below it an item is noise
-H_RAW_BASELINE = 0.237  # paper 000, 6.3: hallucination rate of the unbundled baseline
-# Two items this confident that contradict each other are surfaced (paper 000, 9.6). Kept
+DEFAULT_FLOOR = 0.3  # docs/math.md §1: below it an item is noise
+H_RAW_BASELINE = 0.237  # docs/math.md §3: hallucination rate of the unbundled baseline
+# Two items this confident that contradict each other are surfaced (docs/math.md §5). Kept
 # low on purpose: a surfaced contradiction costs an admin a look, a hidden one an answer.
 CONTRADICTION_CONFIDENCE = 0.5
 
 # Recency: exponential decay of the document's age. A year-old document keeps half its
 # recency; a superseded version keeps a fifth of that, so it can still be cited for audit
-# but never outranks the version that replaced it (paper 000, 2.3 "temporal validity").
+# but never outranks the version that replaced it (docs/math.md §1, recency).
 RECENCY_HALF_LIFE_DAYS = 365.0
 SUPERSEDED_RECENCY_FACTOR = 0.2
 
-# Authority = kind weight x status weight, the orders of DESIGN section 5
+# Authority = kind weight x status weight, the orders of docs/math.md §1
 # (policy > contract > report > minutes > memo > email; approved > draft > archived).
 # The only table of these constants: change them here.
 KIND_AUTHORITY: Mapping[str, float] = {
@@ -110,7 +110,7 @@ def item_confidence(
     authority: Any,
     weights: Sequence[float],
 ) -> FloatArray:
-    """c_j = w1*sim_j + w2*coverage_j + w3*recency_j + w4*authority_j (paper 000, 4.5)."""
+    """c_j = w1*sim_j + w2*coverage_j + w3*recency_j + w4*authority_j (docs/math.md §1)."""
     w1, w2, w3, w4 = check_weights(weights)
     sim = _unit_vector("similarity", similarity)
     cov = _unit_vector("coverage", coverage)
@@ -166,7 +166,7 @@ def authority(kind: str, status: str) -> float:
 
 
 def above_floor(confidence: Any, floor: float = DEFAULT_FLOOR) -> BoolArray:
-    """kept_j = c_j >= floor (items below the floor are noise, paper 000 2.3)."""
+    """kept_j = c_j >= floor (items below the floor are noise, docs/math.md §1)."""
     c = _unit_vector("confidence", confidence)
     return c >= _unit_scalar("floor", floor)
 
@@ -175,7 +175,7 @@ def above_floor(confidence: Any, floor: float = DEFAULT_FLOOR) -> BoolArray:
 
 
 def sufficiency(confidence: Any, relevance: Any) -> float:
-    """Sufficiency(B) = (1/|B|) * sum_j c_j * r_j, and 0 for the empty bundle (paper 000, 4.1)."""
+    """Sufficiency(B) = (1/|B|) * sum_j c_j * r_j, and 0 for the empty bundle (docs/math.md §2)."""
     c = _unit_vector("confidence", confidence)
     r = _unit_vector("relevance", relevance)
     if c.size != r.size:
@@ -188,13 +188,13 @@ def sufficiency(confidence: Any, relevance: Any) -> float:
 
 
 def sufficiency_of_claims(per_claim: Iterable[float]) -> float:
-    """Sufficiency = min_k Sufficiency(B_k), and 0 with no claims (paper 000, 4.7)."""
+    """Sufficiency = min_k Sufficiency(B_k), and 0 with no claims (docs/math.md §2)."""
     values = [_unit_scalar("claim sufficiency", s) for s in per_claim]
     return min(values) if values else 0.0
 
 
 def bundle_completeness(n_items: int, required: int, confidence: Any) -> float:
-    """BundleCompleteness = min(1, |B| / RequiredEvidence) * AvgConfidence (paper 000, 4.3)."""
+    """BundleCompleteness = min(1, |B| / RequiredEvidence) * AvgConfidence (docs/math.md §3)."""
     if isinstance(n_items, bool) or int(n_items) != n_items or n_items < 0:
         raise ValueError(f"n_items must be a whole number >= 0, got {n_items!r}")
     if isinstance(required, bool) or int(required) != required or required < 1:
@@ -206,7 +206,7 @@ def bundle_completeness(n_items: int, required: int, confidence: Any) -> float:
 
 
 def hallucination_bundled(h_raw: float, completeness: float) -> float:
-    """H_bundled = H_raw * (1 - BundleCompleteness) (paper 000, 6.2)."""
+    """H_bundled = H_raw * (1 - BundleCompleteness) (docs/math.md §3)."""
     return _unit_scalar("h_raw", h_raw) * (1.0 - _unit_scalar("completeness", completeness))
 
 
@@ -216,9 +216,9 @@ def hallucination_bundled(h_raw: float, completeness: float) -> float:
 def cohesion(adjacency: Any) -> float:
     """Cohesion(S) = (1/|S|^2) * sum_{i != j in S} A_ij; the diagonal is ignored; empty S -> 0.
 
-    The diagonal does not count: an item trivially relates to itself, and both papers say a
-    set with no relations between its items scores 0 (000 9.2; 002 section 8 measures edge
-    density and reports 0.04 for flat top-k, below the 1/|S| a counted diagonal would force).
+    The diagonal does not count: an item trivially relates to itself, and a set with no
+    relations between its items scores 0 (docs/math.md §4, §16: flat top-k measures an edge
+    density of 0.04, below the 1/|S| a counted diagonal would force).
     So a single item has cohesion 0 and a fully related set reaches 1 - 1/|S|.
     """
     if sparse.issparse(adjacency):
@@ -240,7 +240,7 @@ def cohesion(adjacency: Any) -> float:
 
 
 def cohesion_adjusted(s: float, cohesion_value: float) -> float:
-    """Sufficiency_adj = Sufficiency * (0.5 + 0.5 * clip(Cohesion, -1, 1)) (paper 000, 9.3)."""
+    """Sufficiency_adj = Sufficiency * (0.5 + 0.5 * clip(Cohesion, -1, 1)) (docs/math.md §4)."""
     if not math.isfinite(cohesion_value):
         raise ValueError(f"cohesion must be finite, got {cohesion_value!r}")
     # Contradictions make cohesion negative and arbitrary weights could push it past 1; the
@@ -251,7 +251,7 @@ def cohesion_adjusted(s: float, cohesion_value: float) -> float:
 
 
 def cohesion_weighted_confidence(confidence: Any, adjacency: Any, delta: float) -> FloatArray:
-    """c'_j = clip(c_j + delta * sum_{k != j} A_jk * c_k, 0, 1) (paper 000, 9.5)."""
+    """c'_j = clip(c_j + delta * sum_{k != j} A_jk * c_k, 0, 1) (docs/math.md §4)."""
     c = _unit_vector("confidence", confidence)
     a = _square_matrix("adjacency", adjacency)
     if a.shape[0] != c.size:
@@ -318,7 +318,7 @@ def refusal_economics(
     cost_requery: float,
     cost_abandon: float,
 ) -> RefusalEconomics:
-    """E[respond] = P_h*C_h versus E[refuse] = P_rq*C_rq + (1-P_rq)*C_abandon (paper 000, 8.4)."""
+    """E[respond] = P_h*C_h versus E[refuse] = P_rq*C_rq + (1-P_rq)*C_abandon (docs/math.md §8)."""
     p_h = _unit_scalar("p_hallucination", p_hallucination)
     p_rq = _unit_scalar("p_requery", p_requery)
     for name, cost in (
@@ -344,7 +344,7 @@ def trust(
     beta: float = 5.0,
     gamma: float = 0.7,
 ) -> float:
-    """Trust = Trust_0 + alpha*Correct - beta*Halluc - gamma*Refusal (paper 000, 7.1-7.3)."""
+    """Trust = Trust_0 + alpha*Correct - beta*Halluc - gamma*Refusal (docs/math.md §8)."""
     rates = (
         _unit_scalar("correct_rate", correct_rate),
         _unit_scalar("hallucination_rate", hallucination_rate),
@@ -457,7 +457,7 @@ def score_bundle(
     `relations` is the item-by-item relation matrix A over all items in claim order (None
     means no known relations). Items below the floor are dropped before anything else, so
     noise neither counts towards a claim nor reinforces its neighbours. `reinforcement` is
-    the delta of paper 000 9.5 (0 = off, the paper uses 0.1-0.2). Contradictions are looked
+    the delta of docs/math.md §4 (0 = off; 0.1-0.2 is the usual range). Contradictions are looked
     for among kept items with c >= `contradiction_confidence`. The mode and
     `gated_sufficiency` use the raw sufficiency unless `gate_on_adjusted`: the graph gate
     judges cohesion on its own, and a single-item bundle has cohesion 0, which would halve

@@ -26,6 +26,7 @@ from django.db import connection
 from numpy.typing import NDArray
 
 from coordinates.coordinate import Coordinate
+from coordinates.selectors import in_scopes
 from evidence.models import EMBEDDING_DIM, CorpusState, Paragraph
 from evidence.retrieval import (
     DEFAULT_DENSE_WEIGHT,
@@ -347,9 +348,7 @@ def wait_for_rebuild(timeout: float | None = None) -> bool:
 
 def in_scope(zone: str, scopes: list[Coordinate] | None) -> bool:
     """A zone is in scope when a scope equals it or is a dotted prefix of it."""
-    if scopes is None:
-        return True
-    return any(zone == str(s) or zone.startswith(f"{s}.") for s in scopes)
+    return in_scopes(zone, scopes)
 
 
 def scope_mask(loaded: Corpus, scopes: list[Coordinate] | None) -> NDArray[np.bool_]:

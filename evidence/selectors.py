@@ -6,7 +6,7 @@ from django.db.models import QuerySet
 
 from coordinates.coordinate import Coordinate
 from coordinates.models import Role
-from coordinates.selectors import AnyUser, agent_of, role_scopes
+from coordinates.selectors import AnyUser, agent_of, in_scopes, role_scopes
 from evidence.models import Document
 
 READ_ROLES = (Role.REVIEWER, Role.ZONE_ADMIN, Role.AUDITOR)
@@ -20,13 +20,6 @@ def reader_scopes(user: AnyUser, token: object = None) -> list[Coordinate] | Non
     if agent is not None:
         return [agent.zone()]
     return role_scopes(user, READ_ROLES)
-
-
-def in_scopes(zone: str, scopes: list[Coordinate] | None) -> bool:
-    if scopes is None:
-        return True
-    coordinate = Coordinate.parse(zone)
-    return any(scope.covers(coordinate) for scope in scopes)
 
 
 def documents_visible(user: AnyUser, token: object = None) -> QuerySet[Document]:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from functools import cache
+from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -14,8 +16,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.text import slugify
-from rest_framework import status
 
+from coordinates.coordinate import Coordinate
 from coordinates.models import Zone
 from evidence import parsing
 from evidence.embeddings import Embedder, get_embedder
@@ -26,10 +28,12 @@ from evidence.models import (
     DocumentKind,
     DocumentStatus,
     DocumentVersion,
+    EvidenceBundle,
     Paragraph,
 )
 from evidence.signals import version_stored
-from maria.errors import ApplicationError
+from maria.errors import ApplicationError, Misconfigured, TooLarge
+from trail.chain import canonical_json
 
 EMBED_BATCH = 256
 
@@ -46,11 +50,9 @@ def embedder() -> Embedder:
     """The configured embedder, built once per process (models are slow to load)."""
     chosen = get_embedder(settings.MARIA_EMBEDDER, api_key=settings.MARIA_EMBEDDER_API_KEY or None)
     if chosen.dim != EMBEDDING_DIM:
-        raise ApplicationError(
+        raise Misconfigured(
             f"embedder {chosen.name} makes {chosen.dim} dimensions; the store holds "
             f"{EMBEDDING_DIM}",
-            code="misconfigured",
-            status_code=status.HTTP_500_INTERNAL_SERVER_ERROR,
         )
     return chosen
 
@@ -74,11 +76,9 @@ def _parse(raw: bytes | str, *, format: str | None, filename: str | None) -> par
     try:
         return parsing.parse_document(raw, format=format, filename=filename)
     except parsing.DocumentTooLarge as error:
-        raise ApplicationError(
+        raise TooLarge(
             str(error),
-            code="too_large",
             field="text",
-            status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
         ) from error
     except parsing.DocumentError as error:
         raise ApplicationError(
@@ -210,3 +210,17 @@ def version_embed(*, version_id: int) -> int:
         embedded_at=timezone.now()
     )
     return len(pending)
+
+
+# --- evidence bundles ---------------------------------------------------------------------
+
+
+def bundle_hash(zone: str, claims: Sequence[Mapping[str, Any]]) -> str:
+    return hashlib.sha256(canonical_json({"zone": zone, "claims": list(claims)})).hexdigest()
+
+
+def bundle_create(*, zone: Coordinate, claims: Sequence[Mapping[str, Any]]) -> EvidenceBundle:
+    """Store claims and citations exactly as submitted (already validated for shape)."""
+    return EvidenceBundle.objects.create(
+        content_hash=bundle_hash(str(zone), claims), zone=str(zone), claims=list(claims)
+    )

@@ -16,7 +16,6 @@ import numpy as np
 from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 
-from coordinates.coordinate import Coordinate
 from coordinates.selectors import EffectivePolicy
 from evidence import scoring
 from evidence.grounding import check_claim, claims_without_numbers_share, classify_claim
@@ -48,17 +47,6 @@ class Item:
     supported: bool = False
     reasons: list[str] = field(default_factory=list)
     vetoed_by: str | None = None  # "numbers" or "reversal" when the paragraph contradicts
-
-
-def bundle_hash(zone: str, claims: Sequence[Mapping[str, Any]]) -> str:
-    return hashlib.sha256(canonical_json({"zone": zone, "claims": list(claims)})).hexdigest()
-
-
-def bundle_create(*, zone: Coordinate, claims: Sequence[Mapping[str, Any]]) -> EvidenceBundle:
-    """Store claims and citations exactly as submitted (already validated for shape)."""
-    return EvidenceBundle.objects.create(
-        content_hash=bundle_hash(str(zone), claims), zone=str(zone), claims=list(claims)
-    )
 
 
 Versions = dict[tuple[int, int | None], DocumentVersion]  # (document, version or None: current)
@@ -304,7 +292,7 @@ def evaluate_bundle(
         if item.paragraph is None:
             _judge(item, statements[item.claim], 0.0, now)
 
-    # Only factual claims are held to evidence (paper 000, 2.3); the rest are reported.
+    # Only factual claims are held to evidence (docs/math.md §9); the rest are reported.
     factual = [k for k, (kind, _) in enumerate(kinds) if kind == "factual"]
     held = [i for i in items if i.claim in factual]
     signals = []

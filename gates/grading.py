@@ -1,4 +1,4 @@
-"""Gate grading (DESIGN section 5): the sufficiency gate, the final gate of a report (the
+"""Gate grading (docs/math.md §7): the sufficiency gate, the final gate of a report (the
 live pipeline's rules), and the what-if re-grading of stored
 decisions under another set of thresholds.
 """

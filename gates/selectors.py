@@ -14,19 +14,19 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.db.models import F, Q, QuerySet
-from django.http import Http404
 from django.urls import reverse
 from django.utils import timezone
 
 from coordinates import policy as zone_policy
 from coordinates.coordinate import Coordinate, CoordinateError, parse
 from coordinates.models import Role, RoleAssignment, Zone
-from coordinates.selectors import AnyUser, effective_policy, role_scopes
-from decisions.models import Decision, State
+from coordinates.selectors import AnyUser, beneath, effective_policy, in_scopes, role_scopes, within
+from decisions.models import Decision, State, claim_holds
 from evidence.models import Paragraph, ValidationReport
 from gates.grading import StoredScore, WhatIf
 from gates.whatif import ZoneReplay, stored_score, whatif_zones
 from graph.models import GraphNode, GraphRiskFlag, RiskFlagStatus
+from maria.errors import NotFound
 from trail import ledger
 from trail.models import TrailEvent
 
@@ -46,26 +46,6 @@ def scopes_of(user: AnyUser, roles: Iterable[str]) -> list[Coordinate] | None:
     return role_scopes(user, roles)
 
 
-def zone_filter(scopes: Sequence[Coordinate] | None, column: str = "zone") -> Q:
-    """Rows whose zone lies on or beneath one of the scopes (no scope: nothing)."""
-    if scopes is None:
-        return Q()
-    q = Q(pk__in=[])
-    for scope in scopes:
-        q |= Q(**{column: str(scope)}) | Q(**{f"{column}__startswith": f"{scope}."})
-    return q
-
-
-def covers(scopes: Sequence[Coordinate] | None, zone: str) -> bool:
-    if scopes is None:
-        return True
-    try:
-        coordinate = parse(zone)
-    except CoordinateError:
-        return False
-    return any(scope.covers(coordinate) for scope in scopes)
-
-
 def decision_for(user: AnyUser, pk: int, roles: Iterable[str]) -> Decision:
     """The decision, if the user's roles cover its zone; a 404 otherwise, so other zones'
     ids stay private."""
@@ -74,8 +54,8 @@ def decision_for(user: AnyUser, pk: int, roles: Iterable[str]) -> Decision:
         .filter(pk=pk)
         .first()
     )
-    if decision is None or not covers(scopes_of(user, roles), decision.zone):
-        raise Http404("no such decision")
+    if decision is None or not in_scopes(decision.zone, scopes_of(user, roles)):
+        raise NotFound("no such decision")
     return decision
 
 
@@ -153,13 +133,13 @@ def gate_reason(gate: str, mode: str, sufficiency: float | None, tau: float | No
 
 def _waiting(user: AnyUser, filters: QueueFilters) -> QuerySet[Decision]:
     scopes = scopes_of(user, REVIEW_ROLES)
-    rows = Decision.objects.filter(state=State.APPROVAL_REQUIRED).filter(zone_filter(scopes))
+    rows = Decision.objects.filter(state=State.APPROVAL_REQUIRED).filter(within(scopes))
     if filters.zone:
-        rows = rows.filter(Q(zone=filters.zone) | Q(zone__startswith=f"{filters.zone}."))
+        rows = rows.filter(beneath(filters.zone))
     if filters.gate:
         rows = rows.filter(gate=filters.gate)
     now = timezone.now()
-    held = Q(claimed_by__isnull=False, claimed_until__gt=now)
+    held = Decision.held_at(now)
     if filters.state == "unclaimed":
         rows = rows.exclude(held)
     elif filters.state == "claimed":
@@ -213,9 +193,7 @@ def queue_rows(user: AnyUser, filters: QueueFilters, *, limit: int | None = None
     for v in values:
         policy = v["report__policy"] or {}
         tau, refusal = policy.get("tau"), policy.get("refusal_floor")
-        held_now = (
-            v["claimed_by_id"] is not None and v["claimed_until"] and v["claimed_until"] > now
-        )
+        held_now = claim_holds(v["claimed_by_id"], v["claimed_until"], now)
         result.append(
             QueueRow(
                 id=v["pk"],
@@ -241,7 +219,7 @@ def queue_rows(user: AnyUser, filters: QueueFilters, *, limit: int | None = None
 def queue_zones(user: AnyUser) -> list[str]:
     """Zones the user reviews, for the zone filter."""
     scopes = scopes_of(user, REVIEW_ROLES)
-    zones = Zone.objects.filter(zone_filter(scopes, "coordinate")).order_by("coordinate")
+    zones = Zone.objects.filter(within(scopes, "coordinate")).order_by("coordinate")
     return list(zones.values_list("coordinate", flat=True))
 
 
@@ -275,7 +253,7 @@ def risk_flags_for_review(user: AnyUser, *, limit: int = RISK_LIMIT) -> list[Ris
     scopes = scopes_of(user, REVIEW_ROLES)
     flags = list(
         GraphRiskFlag.objects.filter(status=RiskFlagStatus.OPEN)
-        .filter(zone_filter(scopes, "review_by"))
+        .filter(within(scopes, "review_by"))
         .exclude(key=f"person:{user.get_username()}")
         # Current crossings (no ended_at) first, then the heaviest concentration.
         .order_by(F("ended_at").desc(nulls_first=True), "-share", "-created_at", "-pk")[:limit]
@@ -448,17 +426,17 @@ SHOWN_FIELDS = (
 def admin_zones(user: AnyUser) -> list[Zone]:
     """Zones on or beneath the user's zone-admin scopes."""
     scopes = scopes_of(user, ADMIN_ROLES)
-    return list(Zone.objects.filter(zone_filter(scopes, "coordinate")))
+    return list(Zone.objects.filter(within(scopes, "coordinate")))
 
 
 def zone_for_admin(user: AnyUser, coordinate: str) -> Zone:
     try:
         parsed = parse(coordinate)
     except CoordinateError:
-        raise Http404("no such zone") from None
+        raise NotFound("no such zone") from None
     zone = Zone.objects.filter(coordinate=str(parsed)).first()
-    if zone is None or not covers(scopes_of(user, ADMIN_ROLES), zone.coordinate):
-        raise Http404("no such zone")
+    if zone is None or not in_scopes(zone.coordinate, scopes_of(user, ADMIN_ROLES)):
+        raise NotFound("no such zone")
     return zone
 
 
@@ -493,9 +471,7 @@ def zone_assignments(zone: Zone) -> list[RoleAssignment]:
     """Roles granted on this zone, above it (inherited) or beneath it."""
     lineage = [str(c) for c in zone.coord.lineage()]
     return list(
-        RoleAssignment.objects.filter(
-            Q(scope__in=lineage) | Q(scope__startswith=f"{zone.coordinate}.")
-        )
+        RoleAssignment.objects.filter(Q(scope__in=lineage) | beneath(zone.coordinate, "scope"))
         .select_related("user", "granted_by")
         .order_by("scope", "role", "user__username")
     )
@@ -507,7 +483,7 @@ def zone_whatif(zone: Zone, overrides: dict[str, Any], *, days: int | None = Non
     days = settings.MARIA_WHATIF_DAYS if days is None else days
     since = timezone.now() - timedelta(days=days)
     decisions = Decision.objects.filter(
-        Q(zone=zone.coordinate) | Q(zone__startswith=f"{zone.coordinate}."),
+        beneath(zone.coordinate),
         report__isnull=False,
         created_at__gte=since,
     )

@@ -15,8 +15,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -34,7 +33,7 @@ from gates.forms import GrantForm, PolicyForm
 from gates.models import SavedFilter
 from gates.whatif import gate_rows
 from graph.services import NOTE_LIMIT, graph_risk_resolve
-from maria.errors import ApplicationError
+from maria.errors import ApplicationError, Conflict, Forbidden, NotFound
 
 View = Callable[..., HttpResponse | StreamingHttpResponse]
 
@@ -51,7 +50,7 @@ def role_required(roles: Iterable[str]) -> Callable[[View], View]:
         ) -> HttpResponse | StreamingHttpResponse:
             scopes = selectors.scopes_of(request.user, wanted)
             if scopes is not None and not scopes:
-                raise PermissionDenied("this page needs a role you do not hold")
+                raise Forbidden("this page needs a role you do not hold")
             return view(request, *args, **kwargs)
 
         return wrapper
@@ -111,11 +110,9 @@ def risk_flag_resolve(request: HttpRequest, pk: int) -> HttpResponse:
             action=action,
             note=request.POST.get("note", ""),
         )
+    except (NotFound, Forbidden):
+        raise  # Django's 404 and 403 pages
     except ApplicationError as error:
-        if error.status_code == 404:
-            raise Http404(error.message) from None
-        if error.status_code == 403:
-            raise PermissionDenied(error.message) from None
         messages.error(request, error.message)
         return redirect("queue")
     done = {
@@ -173,12 +170,7 @@ def decision_context(decision: Decision) -> dict[str, Any]:
 def decision_page(request: HttpRequest, pk: int) -> HttpResponse:
     decision = selectors.decision_for(request.user, pk, selectors.REVIEW_ROLES)
     context = decision_context(decision)
-    now = timezone.now()
-    held = (
-        decision.claimed_by_id is not None
-        and decision.claimed_until is not None
-        and decision.claimed_until > now
-    )
+    held = decision.held()
     context.update(
         held_by=decision.claimed_by.get_username() if held and decision.claimed_by else None,
         mine=held and decision.claimed_by_id == request.user.pk,
@@ -213,7 +205,7 @@ def _who_acted_first(decision_id: int, error: ApplicationError) -> str:
 @role_required(selectors.REVIEW_ROLES)
 def decision_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     if action not in ACTIONS:
-        raise Http404("no such action")
+        raise NotFound("no such action")
     # The page shows nothing of a decision outside the user's zones; neither does an action.
     selectors.decision_for(request.user, pk, selectors.REVIEW_ROLES)
     kwargs: dict[str, Any] = {"decision_id": pk, "user": request.user}
@@ -221,13 +213,13 @@ def decision_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
         kwargs["reason"] = request.POST.get("reason", "")
     try:
         ACTIONS[action](**kwargs)
+    except NotFound:
+        raise  # Django's 404 page
+    except Conflict as error:
+        messages.error(request, _who_acted_first(pk, error))
+        return redirect("decision-page", pk=pk)
     except ApplicationError as error:
-        if error.status_code == 404:
-            raise Http404(error.message) from None
-        if error.status_code == 409:
-            messages.error(request, _who_acted_first(pk, error))
-        else:
-            messages.error(request, error.message)
+        messages.error(request, error.message)
         return redirect("decision-page", pk=pk)
     done = {
         "claim": _("You hold decision %(id)s."),

@@ -23,13 +23,13 @@ from rest_framework.views import APIView
 
 from coordinates.coordinate import Coordinate, Level
 from coordinates.models import Role
-from coordinates.selectors import coordinate_from, has_role, zone_get
+from coordinates.selectors import coordinate_from, has_role, in_scopes, zone_get
 from decisions.models import Decision
-from evidence.selectors import in_scopes, reader_scopes
+from evidence.selectors import reader_scopes
 from graph import queries, services, store
 from graph.core.types import EdgeType, NodeType
 from graph.models import GraphEdge, GraphNode, GraphRiskFlag, RiskFlagStatus
-from maria.errors import ApplicationError
+from maria.errors import ApplicationError, Forbidden, NotFound, TooLarge
 from maria.parsers import StrictJSONParser
 
 MAX_IMPORT_ROWS = 200_000
@@ -37,13 +37,11 @@ GraphOut = inline_serializer("GraphResult", {"zone": serializers.CharField(requi
 
 
 def _forbidden(message: str) -> ApplicationError:
-    return ApplicationError(
-        message, code="permission_denied", status_code=status.HTTP_403_FORBIDDEN
-    )
+    return Forbidden(message)
 
 
 def _not_found(what: str) -> ApplicationError:
-    return ApplicationError(f"no {what}", code="not_found", status_code=status.HTTP_404_NOT_FOUND)
+    return NotFound(f"no {what}")
 
 
 def _zone(text: Any) -> Coordinate:
@@ -570,9 +568,8 @@ def parse_import(text: str, fmt: str) -> list[store.ImportRow]:
                 raise ApplicationError(f"line {number} is not a JSON object", field="body")
             records.append(record)
     if len(records) > MAX_IMPORT_ROWS:
-        raise ApplicationError(
-            f"at most {MAX_IMPORT_ROWS} rows per import", code="too_large", field="body",
-            status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        raise TooLarge(
+            f"at most {MAX_IMPORT_ROWS} rows per import", field="body",
         )  # fmt: skip
     if not records:
         raise ApplicationError("the import has no rows", field="body")

@@ -12,16 +12,15 @@ from typing import Any, Literal
 import numpy as np
 import scipy.sparse as sp
 from django.db import transaction
-from django.db.models import Case, Q, When
+from django.db.models import Case, When
 from numpy.typing import NDArray
-from rest_framework import status
 from scipy.sparse.csgraph import connected_components
 
 from coordinates.coordinate import Coordinate
-from coordinates.selectors import EffectivePolicy, effective_policy
+from coordinates.selectors import EffectivePolicy, beneath, effective_policy, in_scopes, within
 from evidence import services as evidence_services
 from evidence.models import ValidationReport
-from evidence.validation import bundle_create
+from evidence.services import bundle_create
 from graph import events
 from graph.core.cohesion import select_evidence, set_cohesion, structural_gaps
 from graph.core.diffusion import best_hop_count, h_hop, noise_from_gap, ppr, spectral_gap
@@ -31,7 +30,7 @@ from graph.core.risk import risk_concentration
 from graph.core.types import EDGE_TYPES, EdgeType
 from graph.models import GraphNode, GraphRiskFlag, RiskFlagStatus
 from graph.store import GraphSnapshot, snapshot
-from maria.errors import ApplicationError
+from maria.errors import ApplicationError, Forbidden, NotFound
 from trail.chain import canonical_json
 
 Method = Literal["hop", "ppr"]
@@ -39,7 +38,7 @@ BoolArray = NDArray[np.bool_]
 
 DEFAULT_K = 8  # evidence nodes per answer
 CANDIDATE_POOL = 64  # the best-scored nodes the greedy selection chooses from
-# Seed 002, 5.3 (contract documents): B = 0.42 and the noise N = N0 / (1 - lambda2).
+# docs/math.md §15 (contract documents): B = 0.42 and the noise N = N0 / (1 - lambda2).
 HOP_B = 0.42
 HOP_N0 = 0.02
 SPECTRAL_LIMIT = 20_000  # above this many visible nodes the gap is not computed per query
@@ -50,9 +49,8 @@ RESPONSIBILITY_MIN_WEIGHT = 0.05
 def _in_scope(zone: str | None, scopes: list[Coordinate] | None) -> bool:
     if zone is None:
         return False  # a deleted node's empty row
-    if not zone or scopes is None:
-        return True  # people and policies shared across zones
-    return any(zone == str(s) or zone.startswith(f"{s}.") for s in scopes)
+    # people and policies are shared across zones
+    return not zone or in_scopes(zone, scopes)
 
 
 def visible_rows(graph: GraphSnapshot, scopes: list[Coordinate] | None) -> BoolArray:
@@ -68,7 +66,7 @@ def restricted(adjacency: sp.csr_array, mask: BoolArray) -> sp.csr_array:
 
 
 def relation(adjacency: sp.csr_array) -> sp.csr_array:
-    """R = min(1, A + A^T): a direct relation either way counts as 1 (DESIGN 5, cohesion)."""
+    """R = min(1, A + A^T): a direct relation either way counts as 1 (docs/math.md §12, §16)."""
     both = sp.csr_array(adjacency + adjacency.T)
     both.data = np.minimum(both.data, 1.0)
     return both
@@ -295,11 +293,9 @@ def _narrow(scopes: list[Coordinate], zone: Coordinate) -> list[Coordinate]:
         return [zone]
     inside = [s for s in scopes if zone.covers(s)]
     if not inside:
-        raise ApplicationError(
+        raise Forbidden(
             f"you may not read the graph of {zone}",
-            code="permission_denied",
             field="zone",
-            status_code=status.HTTP_403_FORBIDDEN,
         )
     return inside
 
@@ -340,11 +336,9 @@ def _row(graph: GraphSnapshot, ref: str, mask: BoolArray, field: str) -> int:
         ids = graph.node_ids
         row = ids.index(int(ref)) if int(ref) in ids else None
     if row is None or not mask[row]:
-        raise ApplicationError(
+        raise NotFound(
             f"no graph node {ref!r}",
-            code="not_found",
             field=field,
-            status_code=status.HTTP_404_NOT_FOUND,
         )
     return row
 
@@ -531,12 +525,9 @@ def risk_flags(
     if zone is not None:
         if scopes is not None:
             _narrow(scopes, zone)  # 403 for a zone the reader may not see at all
-        flags = flags.filter(Q(zone=str(zone)) | Q(zone__startswith=f"{zone}."))
+        flags = flags.filter(beneath(zone))
     if scopes is not None:
-        readable = Q(pk__in=[])
-        for scope in scopes:
-            readable |= Q(zone=str(scope)) | Q(zone__startswith=f"{scope}.")
-        flags = flags.filter(readable)
+        flags = flags.filter(within(scopes))
     if status:
         flags = flags.filter(status=status)
     # Open flags first: by spelling, "open" would sort after "acknowledged" and "dismissed".

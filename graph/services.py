@@ -1,6 +1,6 @@
 """Risk flags of the knowledge graph: raised when a node crosses its zone's risk_threshold,
-reviewed by the parent level's authority (seed 002, 7.3: "nodes identified as risk
-concentration points trigger review by an approver of higher authority").
+reviewed by the parent level's authority (docs/math.md §18: nodes that concentrate risk go
+to an approver of higher authority).
 
 A scan reads the zone's risk concentration (graph_query.risk) and brings the zone's live
 flags in line with it: a new crossing is a new flag and one graph.risk_flagged event; a
@@ -17,17 +17,16 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
-from rest_framework import status
 
 from coordinates.coordinate import Coordinate, CoordinateError
 from coordinates.models import Role, Zone
-from coordinates.selectors import AnyUser, effective_policy, has_role
-from evidence.selectors import in_scopes, reader_scopes
+from coordinates.selectors import AnyUser, effective_policy, has_role, in_scopes
+from evidence.selectors import reader_scopes
 from graph import events
 from graph.models import GraphEdge, GraphRiskFlag, RiskFlagStatus
 from graph.queries import RiskReading, risk
 from graph.store import graph_state
-from maria.errors import ApplicationError
+from maria.errors import ApplicationError, Conflict, Forbidden, NotFound
 from trail import ledger
 
 # Who reviews a flag: the people who review and administer the level above the zone.
@@ -208,14 +207,10 @@ def graph_risk_resolve(
     text = _note(note)
     flag = GraphRiskFlag.objects.filter(pk=flag_id).first()
     if flag is None or not in_scopes(flag.zone, reader_scopes(user)):
-        raise ApplicationError(
-            f"no risk flag {flag_id}", code="not_found", status_code=status.HTTP_404_NOT_FOUND
-        )
+        raise NotFound(f"no risk flag {flag_id}")
     if not may_resolve(user, flag):
-        raise ApplicationError(
+        raise Forbidden(
             f"only reviewers or zone admins of {flag.review_by} or above may review this flag",
-            code="permission_denied",
-            status_code=status.HTTP_403_FORBIDDEN,
         )
     zone = Coordinate.parse(flag.zone)
     with transaction.atomic():
@@ -225,10 +220,8 @@ def graph_risk_resolve(
             by = locked.resolved_by.get_username() if locked.resolved_by else "someone"
             at = locked.resolved_at or timezone.now()  # set whenever resolved (a constraint)
             when = timezone.localtime(at).strftime("%Y-%m-%d %H:%M")
-            raise ApplicationError(
+            raise Conflict(
                 f"risk flag {flag_id} was already {locked.status} by {by} at {when}",
-                code="conflict",
-                status_code=status.HTTP_409_CONFLICT,
             )
         locked.status = RESOLVE_ACTIONS[action]
         locked.resolved_by = user  # type: ignore[assignment]  # a User; the FK is AUTH_USER_MODEL

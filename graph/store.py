@@ -22,7 +22,6 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 from numpy.typing import NDArray
-from rest_framework import status
 
 from coordinates.coordinate import Coordinate, CoordinateError
 from evidence import services as evidence_services
@@ -38,7 +37,7 @@ from graph.models import (
     GraphState,
 )
 from graph.signals import risk_scan_wanted
-from maria.errors import ApplicationError
+from maria.errors import ApplicationError, NotFound
 from trail import ledger
 
 STALE_FACTOR = 0.5  # a stale edge keeps half its weight: history, not current support
@@ -50,7 +49,7 @@ SYSTEM_PERSON = "person:system"
 
 
 def _not_found(message: str) -> ApplicationError:
-    return ApplicationError(message, code="not_found", status_code=status.HTTP_404_NOT_FOUND)
+    return NotFound(message)
 
 
 def _risk_scan_later(zone: str) -> None:
@@ -304,11 +303,9 @@ def _resolve(spec: NodeSpec, zone: str, field: str) -> GraphNode:
         )
     node = GraphNode.objects.filter(key=spec.key).first()
     if node is None:
-        raise ApplicationError(
+        raise NotFound(
             f"no graph node {spec.key!r}; give its type to create it",
-            code="not_found",
             field=field,
-            status_code=status.HTTP_404_NOT_FOUND,
         )
     return node
 

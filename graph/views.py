@@ -4,13 +4,14 @@ decision page includes. Thin: the pages draw what the REST API returns."""
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from coordinates.coordinate import Level
-from coordinates.selectors import visible_zones
+from coordinates.selectors import in_scopes, visible_zones
 from decisions.models import Decision
-from evidence.selectors import in_scopes, reader_scopes
+from evidence.selectors import reader_scopes
+from maria.errors import NotFound
 
 
 @login_required
@@ -35,5 +36,5 @@ def responsibility_fragment(request: HttpRequest, pk: int) -> HttpResponse:
     """The responsibility chain of one decision as a picture (for the decision page)."""
     zone = Decision.objects.filter(pk=pk).values_list("zone", flat=True).first()
     if zone is None or not in_scopes(zone, reader_scopes(request.user)):
-        raise Http404
+        raise NotFound("no such decision")
     return render(request, "graph/_responsibility.html", {"decision_id": pk})

@@ -1,7 +1,8 @@
 """The application error type and the one REST exception handler.
 
-Every API error has the shape `{"error": {"code", "message", "field"}}` (DESIGN section 8).
-Services raise `ApplicationError`; DRF's own exceptions are translated here too.
+Every API error has the shape `{"error": {"code", "message", "field"}}` (docs/architecture.md,
+"Errors"). Services raise `ApplicationError` or one of its kinds; DRF's own exceptions are
+translated here too.
 """
 
 from __future__ import annotations
@@ -16,21 +17,60 @@ from rest_framework.response import Response
 
 
 class ApplicationError(Exception):
-    """A refusal a client can act on: what went wrong, which field, which HTTP status."""
+    """A refusal a client can act on: what went wrong and which field. Services raise it, or
+    one of the kinds below, and never name an HTTP status: the kinds carry it, and this
+    module (for the API) and Django (for pages: NotFound is an Http404, Forbidden a
+    PermissionDenied) turn them into responses."""
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        code: str = "invalid",
-        field: str | None = None,
-        status_code: int = status.HTTP_400_BAD_REQUEST,
-    ) -> None:
+    status_code = 400
+    default_code = "invalid"
+
+    def __init__(self, message: str, *, code: str | None = None, field: str | None = None) -> None:
         super().__init__(message)
         self.message = message
-        self.code = code
+        self.code = code or self.default_code
         self.field = field
-        self.status_code = status_code
+
+
+class NotAuthenticated(ApplicationError):
+    status_code = 401
+    default_code = "not_authenticated"
+
+
+class Forbidden(ApplicationError, DjangoPermissionDenied):
+    status_code = 403
+    default_code = "permission_denied"
+
+
+class NotFound(ApplicationError, Http404):
+    status_code = 404
+    default_code = "not_found"
+
+
+class Conflict(ApplicationError):
+    """The thing changed first (another reviewer acted, a request is still running)."""
+
+    status_code = 409
+    default_code = "conflict"
+
+
+class TooLarge(ApplicationError):
+    status_code = 413
+    default_code = "too_large"
+
+
+class Unprocessable(ApplicationError):
+    """Well-formed, but it contradicts what is stored (an Idempotency-Key's first body)."""
+
+    status_code = 422
+    default_code = "unprocessable"
+
+
+class Misconfigured(ApplicationError):
+    """The server is set up wrong (an embedder of another size): no client can fix it."""
+
+    status_code = 500
+    default_code = "misconfigured"
 
 
 def error_body(code: str, message: str, field: str | None = None, **extra: Any) -> dict[str, Any]:

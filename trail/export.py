@@ -15,6 +15,7 @@ from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
 from coordinates.coordinate import Coordinate, CoordinateError, parse
+from coordinates.selectors import beneath
 from trail.chain import (
     GENESIS,
     ChainLink,
@@ -41,11 +42,7 @@ def _scope_filter(scopes: Sequence[Coordinate] | None) -> Q:
         return Q()
     condition = Q(pk__in=[])
     for scope in scopes:
-        condition |= (
-            Q(chain=str(scope))
-            | Q(chain__startswith=f"{scope}.")
-            | Q(chain__startswith=f"{scope}{LANE_MARK}")
-        )
+        condition |= beneath(scope, "chain") | Q(chain__startswith=f"{scope}{LANE_MARK}")
     return condition
 
 

@@ -1,6 +1,6 @@
 """Evidence cohesion on the graph: set density, cohesion-aware evidence selection, gaps.
 
-Seed 002, section 8: Cohesion(S) = (1/|S|^2) * sum_{i,j in S} A_ij.
+docs/math.md §16: Cohesion(S) = (1/|S|^2) * sum_{i,j in S} A_ij.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def set_cohesion(adjacency: Adjacency, nodes: ArrayLike) -> float:
 
     A is used as given: a directed edge counts once, so pass A + A^T (or a symmetric
     relation matrix) when both directions should count. Negative entries (contradicting
-    items) lower cohesion, as DESIGN section 5 asks.
+    items) lower cohesion, as docs/math.md §4 and §16 ask.
     """
     members = _unique_rows(nodes)
     if members.size == 0:
@@ -73,7 +73,7 @@ def select_evidence(
 ) -> EvidenceSelection:
     """Greedy max of F(S) = sum_{i in S} r_i + lam * (1/k^2) * sum_{i,j in S} A_ij, |S| <= k.
 
-    With |S| = k this is relevance + lam * Cohesion(S). The seed (8.4) cites the (1-1/e)
+    With |S| = k this is relevance + lam * Cohesion(S). The Graph-RAG paper cites the (1-1/e)
     guarantee of greedy for monotone submodular objectives (Nemhauser-Wolsey-Fisher). For
     non-negative A the cohesion term is supermodular instead (a node's gain grows as its
     neighbours join), so here greedy is a good heuristic without that bound, and lazy greedy

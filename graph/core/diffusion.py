@@ -1,6 +1,6 @@
 """Relevance diffusion over the knowledge graph: h-hop scores, PPR (CG and local push), hop depth.
 
-Seed 002, sections 3-6 and 10. Edge i->j is A_ij; relevance flows from a node to its consequences.
+docs/math.md §12-§15. Edge i->j is A_ij; relevance flows from a node to its consequences.
 """
 
 from __future__ import annotations
@@ -60,9 +60,9 @@ def h_hop(
 ) -> FloatArray:
     """s_h = sum_{t=0..h} gamma^t M^t x with M = N(A)^T (relevance flows along edge direction).
 
-    The default is the raw weighted A, as the seed defines s_h (4.1) and computes its
+    The default is the raw weighted A, as docs/math.md §13 defines s_h and computes its
     worked example; edge weights are confidences in [0, 1] and h stays small (h* of 5.3),
-    so the finite sum is bounded. Pass normalisation="sym" (D^-1/2 A D^-1/2, seed 3.3/10.3)
+    so the finite sum is bounded. Pass normalisation="sym" (D^-1/2 A D^-1/2, docs/math.md §12)
     when hub degrees would dominate or gamma * rho(A) >= 1 would let noise grow with h.
     """
     if hops < 0:
@@ -149,7 +149,7 @@ def ppr_power_iteration(
 ) -> PPRResult:
     """s <- rho*Ahat*s + (1-rho)*x until rho/(1-rho)*||s_k - s_k-1|| <= tol*||s_k||.
 
-    The seed's iteration (6.2); kept as the like-for-like baseline of the CG solver.
+    The power iteration of docs/math.md §14; kept as the like-for-like baseline of the CG solver.
     """
     graph = _as_symmetric(adjacency)
     b = _ppr_rhs(graph, x, rho)
@@ -233,7 +233,7 @@ def ppr_push(adjacency: GraphLike, seed: int, rho: float = 0.85, eps: float = 1e
 
 
 def causal_accuracy(h: float | ArrayLike, B: float, N: float) -> float | FloatArray:
-    """C(h) = B*log(1+h) - N*h (seed 5.1)."""
+    """C(h) = B*log(1+h) - N*h (docs/math.md §15)."""
     result = B * np.log1p(np.asarray(h, dtype=np.float64)) - N * np.asarray(h, dtype=np.float64)
     return float(result) if np.ndim(result) == 0 else result
 
@@ -274,7 +274,7 @@ def spectral_gap(adjacency: GraphLike, *, tol: float = 1e-10) -> float:
 
 
 def noise_from_gap(N0: float, gap: float) -> float:
-    """N = N0 / (1 - lambda_2) = N0 / gap (seed 10.5); infinite for a disconnected graph."""
+    """N = N0 / (1 - lambda_2) = N0 / gap (docs/math.md §15); infinite for a disconnected graph."""
     if gap < 0.0:
         raise ValueError("the spectral gap 1 - lambda_2 is never negative")
     return math.inf if gap == 0.0 else N0 / gap

@@ -1,4 +1,4 @@
-"""The graph gate (docs/math.md): how far the evidence subgraph's cohesion lets a graph
+"""The graph gate (docs/math.md §19): how far the evidence subgraph's cohesion lets a graph
 answer go without a person."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Literal
 GraphGate = Literal["direct", "qualified", "escalate"]
 RiskLevel = Literal["low", "medium", "high", "critical"]
 
-# Graph-gate cohesion thresholds by the risk of the zone's decisions (docs/math.md).
+# Graph-gate cohesion thresholds by the risk of the zone's decisions (docs/math.md §19).
 COHESION_TAU_BY_RISK: Mapping[RiskLevel, float] = {
     "low": 0.05,
     "medium": 0.15,

@@ -283,7 +283,7 @@ class GraphIndex:
     def mark_stale(
         self, src: Hashable, dst: Hashable, edge_type: EdgeType | str | int, stale: bool = True
     ) -> None:
-        """Down-weight an edge no recent document supports; it is kept for history (seed 13.2)."""
+        """Down-weight an edge no recent document supports; kept for history (docs/math.md §12)."""
         slot = self._require(src, dst, edge_type)
         self._stale[slot] = stale
         self._touch(int(self._src[slot]), int(self._dst[slot]))

@@ -1,6 +1,6 @@
 """Constrained causal paths: best-weight path under an edge-type pattern, time order and length.
 
-Seed 002, section 7: argmax_p prod w_e = argmin_p sum -log w_e, solved by label-setting Dijkstra.
+docs/math.md §17: argmax_p prod w_e = argmin_p sum -log w_e, solved by label-setting Dijkstra.
 """
 
 from __future__ import annotations
@@ -459,9 +459,9 @@ def causal_subgraph(
     max_length: int | None = None,
     time_order: TimeOrder = "non_increasing",
 ) -> CausalSubgraph:
-    """Edges e on some admissible path from the outcome with prod w >= min_weight (seed 7.4).
+    """Edges e on an admissible path from the outcome with prod w >= min_weight (math.md §17).
 
-    caused_by links an outcome to its antecedent (seed 2.2), so causes are reached along
+    caused_by links an outcome to its antecedent (docs/math.md §12), so causes are reached along
     edge direction from the outcome, and going further back a chain moves back in time:
     hence the non-increasing default. An edge is kept when some non-dominated label at its
     tail extends over it within the -log(min_weight) budget, which is exact because a

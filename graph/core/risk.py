@@ -1,4 +1,4 @@
-"""Risk concentration: the share of causal paths that pass through each node (seed 002, 7.3).
+"""Risk concentration: the share of causal paths that pass through each node (docs/math.md §18).
 
 B(v) = |{p in P : v in p}| / |P|, P the source-to-sink paths of the causal DAG, counted by DP.
 """
@@ -86,7 +86,7 @@ def _topological_order(forward: sp.csr_array, backward: sp.csr_array) -> list[in
 def risk_concentration(
     src: ArrayLike, dst: ArrayLike, *, threshold: float = 0.5, exclude: ArrayLike = ()
 ) -> RiskConcentration:
-    """Nodes with B(v) >= threshold, highest first, are escalated (seed 7.3)."""
+    """Nodes with B(v) >= threshold, highest first, are escalated (docs/math.md §18)."""
     nodes, share, total = path_shares(src, dst)
     candidates = (share >= threshold) & ~np.isin(nodes, np.asarray(exclude, dtype=np.int64))
     ranked = np.flatnonzero(candidates)

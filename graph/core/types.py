@@ -1,4 +1,4 @@
-"""Node and edge vocabularies of the organisational knowledge graph (seed 002, section 2)."""
+"""Node and edge vocabularies of the organisational knowledge graph (docs/math.md §12)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ class EdgeType(StrEnum):
 EDGE_TYPES: tuple[EdgeType, ...] = tuple(EdgeType)
 EDGE_CODE: dict[EdgeType, int] = {edge_type: code for code, edge_type in enumerate(EDGE_TYPES)}
 
-# Chains a traversal may follow (seed 002, 2.2): causal, authority and evidence chains.
+# Chains a traversal may follow (docs/math.md §12): causal, authority and evidence chains.
 CAUSAL_EDGES: frozenset[EdgeType] = frozenset({EdgeType.CAUSED_BY, EdgeType.DEPENDS_ON})
 AUTHORITY_EDGES: frozenset[EdgeType] = frozenset({EdgeType.APPROVED_BY, EdgeType.ESCALATED_TO})
 EVIDENCE_EDGES: frozenset[EdgeType] = frozenset({EdgeType.REFERENCES, EdgeType.MITIGATES})

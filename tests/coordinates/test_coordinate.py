@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from coordinates.coordinate import Coordinate, CoordinateError, Level, parse
 
-# An independent oracle: the grammar of DESIGN section 4 as one regular expression.
+# An independent oracle: the coordinate grammar (docs/architecture.md) as one regular expression.
 N = r"[1-9][0-9]{0,5}"
 GRAMMAR = re.compile(rf"G{N}(?:\.U{N}(?:\.P{N}(?:\.Z{N}(?:\.A{N})?)?)?)?", flags=re.ASCII)
 

@@ -1,5 +1,5 @@
-"""The bundle math: properties of sufficiency, completeness and cohesion, the paper's
-worked numbers, and the aggregate score_bundle."""
+"""The bundle math: properties of sufficiency, completeness and cohesion, the worked
+numbers of docs/math.md, and the aggregate score_bundle."""
 
 from __future__ import annotations
 
@@ -138,7 +138,7 @@ def test_completeness_is_in_unit_interval_and_monotone_in_item_count(
 
 
 def test_completeness_caps_the_count_ratio_at_one() -> None:
-    # paper 000 4.3: 20 items with average confidence 0.4 score 0.4, no more
+    # docs/math.md §3: 20 items with average confidence 0.4 score 0.4, no more
     assert bundle_completeness(20, 4, [0.4] * 20) == pytest.approx(0.4)
 
 
@@ -148,7 +148,7 @@ def test_completeness_rejects_required_evidence_below_one() -> None:
 
 
 def test_paper_worked_example_average_082_gives_427_percent() -> None:
-    # paper 000 6.3: |B| = 5, RequiredEvidence = 4, AvgConfidence = 0.82
+    # docs/math.md §3 (the paper's example): |B| = 5, RequiredEvidence = 4, AvgConfidence = 0.82
     bc = bundle_completeness(5, 4, [0.82] * 5)
     assert bc == pytest.approx(0.82)
     h = hallucination_bundled(0.237, bc)
@@ -355,8 +355,9 @@ def test_answer_mode_rejects_out_of_range_sufficiency() -> None:
 
 
 def test_refusal_pays_once_hallucination_probability_passes_the_paper_level() -> None:
-    # paper 000 8.4: C_h = 2400, C_rq = 0.50, C_abandon = 5.00, P_rq = 0.71; refusing is
-    # cheaper at the ~0.2% hallucination probability the paper names, and above it.
+    # docs/math.md §8 (the paper's example): C_h = 2400, C_rq = 0.50, C_abandon = 5.00,
+    # P_rq = 0.71; refusing is cheaper at the ~0.2% hallucination probability the paper
+    # names, and above it.
     costs = refusal_economics(0.002, 2400.0, 0.71, 0.5, 5.0)
     assert costs.respond_cost == pytest.approx(4.8)
     assert costs.refuse_cost == pytest.approx(0.71 * 0.5 + 0.29 * 5.0)
@@ -365,7 +366,7 @@ def test_refusal_pays_once_hallucination_probability_passes_the_paper_level() ->
 
 
 def test_trust_reproduces_the_paper_systems_a_and_b() -> None:
-    # paper 000 7.3: alpha 1.0, beta 5.0, gamma 0.7, Trust_0 3.0
+    # docs/math.md §8 (the paper's example): alpha 1.0, beta 5.0, gamma 0.7, Trust_0 3.0
     assert trust(3.0, 0.763, 0.237, 0.0) == pytest.approx(2.578)
     assert trust(3.0, 0.878, 0.032, 0.09) == pytest.approx(3.655)
 

@@ -8,7 +8,8 @@ import pytest
 from coordinates.coordinate import parse
 from coordinates.selectors import effective_policy
 from evidence.models import Paragraph
-from evidence.validation import bundle_create, validate_bundle
+from evidence.services import bundle_create
+from evidence.validation import validate_bundle
 from tests.samples import CONTRACT_JA, POLICY_EN
 
 pytestmark = pytest.mark.django_db

@@ -22,7 +22,7 @@ from graph.core.diffusion import (
 )
 from graph.core.matrix import symmetric_graph
 
-# Seed 002, 4.1: vendor proposal -> evaluation -> approval -> payment.
+# docs/math.md §13 (the paper's example): vendor proposal -> evaluation -> approval -> payment.
 CHAIN = np.array([[0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1], [0, 0, 0, 0]], dtype=float)
 CHAIN_X = np.array([1.0, 0.3, 0.1, 0.0])
 

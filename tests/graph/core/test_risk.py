@@ -46,7 +46,7 @@ def test_path_shares_match_networkx_path_enumeration() -> None:
 
 
 def test_single_vendor_that_every_chain_passes_through_is_escalated() -> None:
-    # three supply chains 0,1,2 -> vendor 3 -> outcomes 4,5 (seed 1: three chains, one vendor)
+    # three supply chains 0,1,2 -> vendor 3 -> outcomes 4,5 (docs/math.md §18: one vendor)
     src = [0, 1, 2, 3, 3, 0]
     dst = [3, 3, 3, 4, 5, 6]
     risk = risk_concentration(src, dst, threshold=0.6)
