@@ -1,8 +1,9 @@
 """The web pages of reviewers and zone admins: the queue, the decision page, the zone tree.
 
-Thin: reads come from `gates.selectors`, writes go through the services of `decisions` and
-`coordinates`, which check again who may act. Every page checks the user's scope on the
-server: a decision or zone outside it is a 404, a page for a role the user lacks a 403.
+Thin: reads come from `gates.selectors`, shaped for the page by `gates.presenters`; writes go
+through the services of `decisions` and `coordinates`, which check again who may act. Every
+page checks the user's scope on the server: a decision or zone outside it is a 404, a page
+for a role the user lacks a 403.
 """
 
 from __future__ import annotations
@@ -28,10 +29,9 @@ from coordinates.selectors import effective_policy, policy_history
 from coordinates.services import policy_update, role_grant, role_revoke
 from decisions import services
 from decisions.models import Decision, Gate, State
-from gates import selectors
+from gates import presenters, selectors
 from gates.forms import GrantForm, PolicyForm
 from gates.models import SavedFilter
-from gates.whatif import gate_rows
 from graph.services import NOTE_LIMIT, graph_risk_resolve
 from maria.errors import ApplicationError, Conflict, Forbidden, NotFound
 
@@ -63,7 +63,10 @@ def role_required(roles: Iterable[str]) -> Callable[[View], View]:
 
 def _queue_context(request: HttpRequest) -> dict[str, Any]:
     filters = selectors.QueueFilters.from_query(request.GET)
-    rows = selectors.queue_rows(request.user, filters)
+    now = timezone.now()
+    rows = presenters.queue_rows(
+        selectors.queue_values(request.user, filters), viewer_id=request.user.pk, now=now
+    )
     total = len(rows)
     if total >= selectors.QUEUE_LIMIT:  # a full page: there may be more behind it
         total = selectors.queue_total(request.user, filters)
@@ -75,6 +78,11 @@ def _queue_context(request: HttpRequest) -> dict[str, Any]:
         "shown": len(rows),
         "now": timezone.now(),
     }
+
+
+def _risk_flags(user: Any) -> list[presenters.RiskFlagRow]:
+    flags = selectors.risk_flags_for_review(user)
+    return presenters.risk_flag_rows(flags, selectors.flagged_nodes(flags))
 
 
 @require_GET
@@ -92,7 +100,7 @@ def queue(request: HttpRequest) -> HttpResponse:
             ("escalated", _("escalated")),
         ],
         saved=SavedFilter.objects.filter(user__pk=int(request.user.pk or 0)),
-        risk_flags=selectors.risk_flags_for_review(request.user),
+        risk_flags=_risk_flags(request.user),
         note_limit=NOTE_LIMIT,
     )
     return render(request, "queue/queue.html", context)
@@ -156,9 +164,9 @@ def decision_context(decision: Decision) -> dict[str, Any]:
     report = decision.report
     return {
         "decision": decision,
-        "claims": selectors.decision_claims(decision),
+        "claims": presenters.decision_claims(decision, selectors.cited_paragraphs(decision)),
         "contradictions": (report.body.get("contradictions", []) if report is not None else []),
-        "bars": selectors.score_bars(decision),
+        "bars": presenters.score_bars(decision),
         "policy": report.policy if report is not None else {},
         "events": selectors.decision_events(decision),
         "approvals": decision.approvals.select_related("reviewer").order_by("pk"),
@@ -239,11 +247,12 @@ def decision_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
 @require_GET
 @role_required(selectors.ADMIN_ROLES)
 def zone_tree(request: HttpRequest) -> HttpResponse:
-    tree = selectors.policy_tree(selectors.admin_zones(request.user))
+    zones = selectors.zone_policies(selectors.admin_zones(request.user))
+    tree = presenters.policy_tree(zones)
     return render(
         request,
         "zone_admin/tree.html",
-        {"rows": list(selectors.flatten(tree)), "fields": selectors.SHOWN_FIELDS},
+        {"rows": list(presenters.flatten(tree)), "fields": presenters.SHOWN_FIELDS},
     )
 
 
@@ -327,7 +336,7 @@ def zone_preview(request: HttpRequest, coordinate: str) -> HttpResponse:
         {
             "problems": problems,
             "result": result,
-            "rows": gate_rows(result) if result is not None else [],
+            "rows": presenters.gate_rows(result) if result is not None else [],
             "days": selectors.settings.MARIA_WHATIF_DAYS,
         },
     )

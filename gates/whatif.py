@@ -63,11 +63,3 @@ def whatif_zones(replays: Iterable[ZoneReplay]) -> WhatIf:
         new.update(result.new)
         moves.update(result.moves)
     return WhatIf(old=dict(old), new=dict(new), moves=dict(moves))
-
-
-def gate_rows(result: WhatIf) -> list[tuple[Gate, int, int, int]]:
-    """(gate, old count, new count, difference) per gate, least strict first."""
-    return [
-        (g, result.old.get(g, 0), result.new.get(g, 0), result.new.get(g, 0) - result.old.get(g, 0))
-        for g in GATES
-    ]

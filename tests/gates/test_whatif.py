@@ -19,8 +19,9 @@ from decisions import services
 from decisions.models import Decision
 from evidence.models import Paragraph
 from gates.grading import GATES, Gate, StoredScore, WhatIf, grade
+from gates.presenters import gate_rows
 from gates.selectors import zone_whatif
-from gates.whatif import ZoneReplay, gate_rows, stored_score, whatif_zones
+from gates.whatif import ZoneReplay, stored_score, whatif_zones
 from tests.samples import CONTRACT_JA, POLICY_EN
 
 ZONE = "G1.U1.P1.Z1"

@@ -1,0 +1,290 @@
+"""What the reviewer and zone-admin pages show: rows, highlights, bars and trees shaped from
+what `gates.selectors` read. No queries here; the views call a selector, then a presenter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlencode
+
+from django.urls import reverse
+from django.utils import timezone
+
+from coordinates.models import Zone
+from coordinates.selectors import EffectivePolicy
+from decisions.models import Decision, claim_holds
+from gates.grading import GATES, Gate, WhatIf
+from graph.models import GraphRiskFlag
+
+QUESTION_CHARS = 140  # a longer question is cut, with an ellipsis, on its queue row
+
+
+# --- the reviewer queue --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class QueueRow:
+    id: int
+    zone: str
+    question: str
+    gate: str
+    mode: str
+    reason: str
+    sufficiency: float | None
+    tau: float | None
+    refusal_floor: float | None
+    created_at: datetime
+    due_at: datetime | None
+    claimed_by: str | None
+    claimed_by_me: bool
+    escalated_to: str
+    url: str
+
+    @property
+    def below_tau(self) -> bool:
+        return self.sufficiency is not None and self.tau is not None and self.sufficiency < self.tau
+
+    @property
+    def overdue(self) -> bool:
+        return self.due_at is not None and self.due_at < timezone.now()
+
+
+def gate_reason(gate: str, mode: str, sufficiency: float | None, tau: float | None) -> str:
+    """Why a person must look: the number that fell short, or the evidence that disagrees."""
+    if gate == "required" and sufficiency is not None and tau is not None:
+        if sufficiency < tau:
+            return f"sufficiency {sufficiency:.2f} < τ {tau:.2f} ({mode or 'n/a'})"
+        return "cited evidence contradicts itself"
+    return gate or "-"
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= QUESTION_CHARS else text[: QUESTION_CHARS - 1] + "…"
+
+
+def queue_rows(
+    values: Iterable[Mapping[str, Any]], *, viewer_id: Any, now: datetime | None = None
+) -> list[QueueRow]:
+    """The queue's rows from `selectors.queue_values`, for the reviewer `viewer_id`; a claim
+    counts as held if it still stands at `now`.
+
+    Links and shortened questions are made here, not in the template: per row, template
+    tags cost more than the query (a page of many rows must render in well under 200 ms).
+    """
+    now = timezone.now() if now is None else now
+    # One reverse() for the page; every row's link is the same path with its id.
+    base = reverse("decision-page", args=[0])[: -len("0/")]
+    result = []
+    for v in values:
+        policy = v["report__policy"] or {}
+        tau, refusal = policy.get("tau"), policy.get("refusal_floor")
+        held_now = claim_holds(v["claimed_by_id"], v["claimed_until"], now)
+        result.append(
+            QueueRow(
+                id=v["pk"],
+                zone=v["zone"],
+                question=_short(v["question"]),
+                gate=v["gate"],
+                mode=v["mode"],
+                reason=gate_reason(v["gate"], v["mode"], v["sufficiency"], tau),
+                sufficiency=v["sufficiency"],
+                tau=tau,
+                refusal_floor=refusal,
+                created_at=v["created_at"],
+                due_at=v["due_at"],
+                claimed_by=v["claimed_by__username"] if held_now else None,
+                claimed_by_me=bool(held_now and v["claimed_by_id"] == viewer_id),
+                escalated_to=v["escalated_to"],
+                url=f"{base}{v['pk']}/",
+            )
+        )
+    return result
+
+
+# --- risk hotspots awaiting the user's review ----------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RiskFlagRow:
+    """An open risk flag as the queue shows it to the authority that reviews it."""
+
+    id: int
+    zone: str
+    key: str
+    label: str | None  # None once the node was deleted: the flag outlives it
+    node_type: str | None
+    share: float
+    threshold: float
+    review_by: str
+    flagged_at: datetime
+    above_threshold: bool  # False once the node fell below, or the threshold moved
+    explore_url: str | None
+
+
+def risk_flag_rows(
+    flags: Iterable[GraphRiskFlag], nodes: Mapping[str, tuple[str, str]]
+) -> list[RiskFlagRow]:
+    """The flags of `selectors.risk_flags_for_review` with their nodes' type and label
+    (`selectors.flagged_nodes`; a deleted node has none) and a link into the explorer."""
+    explorer = reverse("graph-explorer")
+    rows = []
+    for flag in flags:
+        node_type, label = nodes.get(flag.key, (None, None))
+        rows.append(
+            RiskFlagRow(
+                id=flag.pk,
+                zone=flag.zone,
+                key=flag.key,
+                label=label,
+                node_type=node_type,
+                share=flag.share,
+                threshold=flag.threshold,
+                review_by=flag.review_by,
+                flagged_at=flag.created_at,
+                above_threshold=flag.ended_at is None,
+                explore_url=(
+                    f"{explorer}?{urlencode({'zone': flag.zone, 'q': label})}"
+                    if label is not None
+                    else None
+                ),
+            )
+        )
+    return rows
+
+
+# --- a decision as the page shows it -------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Highlight:
+    """A cited paragraph cut into the text before, inside and after the cited span."""
+
+    before: str
+    span: str
+    after: str
+
+
+def highlight(paragraph: str, span: str, start: int | None, end: int | None) -> Highlight:
+    """Cut at the cited offsets when given, else at the span's first occurrence."""
+    if start is not None or end is not None:
+        lo = 0 if start is None else max(0, int(start))
+        hi = len(paragraph) if end is None else min(len(paragraph), int(end))
+        return Highlight(paragraph[:lo], paragraph[lo:hi], paragraph[hi:])
+    at = paragraph.find(span) if span else -1
+    if at < 0:
+        return Highlight("", paragraph, "")
+    return Highlight(paragraph[:at], span, paragraph[at + len(span) :])
+
+
+def claim_verdict(claim: dict[str, Any]) -> str:
+    if claim.get("contradicted"):
+        return "contradicted"
+    return "supported" if claim.get("supported") else "unsupported"
+
+
+def decision_claims(
+    decision: Decision, texts: Mapping[tuple[int, int, int], str]
+) -> list[dict[str, Any]]:
+    """The report's claims with each evidence item's paragraph cut around its span; `texts`
+    are the cited paragraphs (`selectors.cited_paragraphs`)."""
+    body = decision.report.body if decision.report is not None else {}
+    claims: list[dict[str, Any]] = [dict(c) for c in body.get("claims", [])]
+    if not claims:
+        return [
+            {"text": c["text"], "verdict": "unsupported", "evidence": [], "reasons": []}
+            for c in decision.bundle.claims
+        ]
+    for claim in claims:
+        claim["verdict"] = claim_verdict(claim)
+        items = []
+        for item in claim.get("evidence", []):
+            item = dict(item)
+            key = (item.get("document"), item.get("version"), item.get("paragraph"))
+            text = texts.get(key) if None not in key else None  # type: ignore[arg-type]
+            cited = item.get("cited") or {}
+            item["highlight"] = (
+                highlight(text, item.get("span", ""), cited.get("start"), cited.get("end"))
+                if text is not None
+                else None
+            )
+            items.append(item)
+        claim["evidence"] = items
+    return claims
+
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    """One score against its threshold, in the units of a 0..1 bar."""
+
+    label: str
+    value: float | None
+    threshold: float | None
+    floor: float | None = None
+
+    @property
+    def passes(self) -> bool | None:
+        if self.value is None or self.threshold is None:
+            return None
+        return self.value >= self.threshold
+
+
+def score_bars(decision: Decision) -> list[Bar]:
+    policy = decision.report.policy if decision.report is not None else {}
+    return [
+        Bar("sufficiency", decision.sufficiency, policy.get("tau"), policy.get("refusal_floor")),
+        Bar("completeness", decision.completeness, None),
+        Bar("cohesion", decision.cohesion, policy.get("cohesion_tau")),
+    ]
+
+
+# --- zone admin ----------------------------------------------------------------------------
+
+
+SHOWN_FIELDS = (
+    "tau",
+    "delta",
+    "floor",
+    "refusal_floor",
+    "required_evidence",
+    "cohesion_tau",
+    "review_sla_hours",
+    "approvals_required",
+)
+
+
+@dataclass(slots=True)
+class TreeNode:
+    zone: Zone
+    values: dict[str, Any]
+    sources: dict[str, str]
+    children: list[TreeNode] = field(default_factory=list)
+
+
+def policy_tree(zones: Iterable[tuple[Zone, EffectivePolicy]]) -> list[TreeNode]:
+    """The zones nested under their parents, each with its effective values and sources
+    (`selectors.zone_policies`)."""
+    nodes: dict[int, TreeNode] = {}
+    roots: list[TreeNode] = []
+    for zone, effective in sorted(zones, key=lambda z: (z[0].depth, z[0].coordinate)):
+        node = TreeNode(zone, effective.values.as_dict(), effective.sources)
+        nodes[zone.pk] = node
+        parent = nodes.get(zone.parent_id) if zone.parent_id else None
+        (parent.children if parent else roots).append(node)
+    return roots
+
+
+def flatten(nodes: Sequence[TreeNode], depth: int = 0) -> Iterator[tuple[int, TreeNode]]:
+    for node in nodes:
+        yield depth, node
+        yield from flatten(node.children, depth + 1)
+
+
+def gate_rows(result: WhatIf) -> list[tuple[Gate, int, int, int]]:
+    """(gate, old count, new count, difference) per gate, least strict first."""
+    return [
+        (g, result.old.get(g, 0), result.new.get(g, 0), result.new.get(g, 0) - result.old.get(g, 0))
+        for g in GATES
+    ]
