@@ -1,8 +1,7 @@
 """The organisational knowledge graph as rows: typed nodes, typed weighted directed edges, and
 the change log that lets every process bring its in-memory CSR index up to date incrementally.
 
-Imported at the end of evidence/models.py so that Django registers these models in the
-evidence app.
+The tables were created by the evidence app and keep their names (db_table).
 """
 
 from __future__ import annotations
