@@ -12,7 +12,12 @@ premise (entailment = supported; contradiction and neutral = not).
 Verifiers:
 - overlap: the method the papers started from: every number of the claim verbatim in the
   evidence, and at least 60% of its content words there too.
-- rules: `evidence.grounding.check_claim` as the engine runs it.
+- rules: the rule checks of `evidence.grounding` (the verdict the engine gives today).
+- model: the learned verifier (`evidence.verifier`): its calibrated probability at its
+  language's pass mark; with a reliability table and a risk-coverage table per corpus.
+
+Of SummEdits and JNLI only the held-out part is read (SummEdits' evaluation split, JNLI's
+odd pairs): the shipped model was fitted on the rest (`manage.py fit_verifier`).
 
 The corpora live outside the repository (`../shared/corpora/`, or BENCH_VERDICTS_CORPORA);
 their text is never copied here. BENCH_VERDICTS_LIMIT caps the examples read per file (0: all).
@@ -20,8 +25,6 @@ their text is never copied here. BENCH_VERDICTS_LIMIT caps the examples read per
 
 from __future__ import annotations
 
-import ast
-import json
 import os
 import re
 import sys
@@ -34,110 +37,39 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from evidence.grounding import check_claim  # noqa: E402
-from evidence.text import content_terms, split_sentences  # noqa: E402
+from evidence import corpora, verifier  # noqa: E402
+from evidence.corpora import Example  # noqa: E402
+from evidence.grounding import check_claim, rule_verdict  # noqa: E402
+from evidence.text import content_terms  # noqa: E402
 
 CORPORA = Path(os.environ.get("BENCH_VERDICTS_CORPORA", ROOT.parent / "shared" / "corpora"))
 LIMIT = int(os.environ.get("BENCH_VERDICTS_LIMIT", "0"))
 OWN = ROOT / "tests" / "evidence" / "corpus" / "grounding_corpus.json"
+THRESHOLDS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 Verifier = Callable[[str, str], bool]
 
 
-@dataclass(frozen=True, slots=True)
-class Example:
-    """One labelled (evidence, claims) pair: supported means every claim should pass."""
-
-    corpus: str
-    group: str
-    tags: tuple[str, ...]
-    evidence: str
-    claims: tuple[str, ...]
-    supported: bool
-
-
-# --- adapters -------------------------------------------------------------------------------
+def load() -> list[tuple[str, list[Example]]]:
+    """Every corpus found, by name: of SummEdits and JNLI the held-out part only (the shipped
+    model was fitted on the rest), all of our own corpus (never fitted on)."""
+    loaded: list[tuple[str, list[Example]]] = []
+    summ = CORPORA / "summedits-dev"
+    if summ.is_dir():
+        loaded.append(("SummEdits (evaluation split)", _limited(corpora.read(summ))))
+    else:
+        print(f"  (no SummEdits under {CORPORA}: skipped)")
+    if (CORPORA / "jnli-valid.jsonl").exists():
+        loaded.append(
+            ("JNLI valid (odd pairs)", _limited(corpora.read(CORPORA / "jnli-valid.jsonl")))
+        )
+    loaded.append(("own corpus", corpora.grounding_corpus(OWN)))
+    return loaded
 
 
 def _limited(rows: list[Example]) -> list[Example]:
-    return rows[:LIMIT] if LIMIT > 0 else rows
-
-
-def summedits(path: Path) -> list[Example]:
-    """SummEdits: label "1" consistent, "0" inconsistent; `edit_types` names the edits."""
-    domain = path.stem
-    rows = []
-    for record in json.loads(path.read_text(encoding="utf-8")):
-        edits = record.get("edit_types") or "[]"
-        names = ast.literal_eval(edits) if isinstance(edits, str) else list(edits)
-        supported = int(record["label"]) == 1
-        claims = tuple(split_sentences(record["summary"])) or (record["summary"],)
-        rows.append(
-            Example(
-                corpus="summedits",
-                group=domain,
-                tags=tuple(sorted(names)) or (("consistent",) if supported else ("unlabelled",)),
-                evidence=record["doc"],
-                claims=claims,
-                supported=supported,
-            )
-        )
-    return _limited(rows)
-
-
-def jnli(path: Path) -> list[Example]:
-    """JNLI: sentence1 the premise, sentence2 the hypothesis; entailment = supported."""
-    rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        record = json.loads(line)
-        label = record["label"]
-        rows.append(
-            Example(
-                corpus="jnli",
-                group=label,
-                tags=(label,),
-                evidence=record["sentence1"],
-                claims=(record["sentence2"],),
-                supported=label == "entailment",
-            )
-        )
-    return _limited(rows)
-
-
-# The project's own corpus: faithful, opinion and meta claims must be kept; the rest rejected.
-KEPT_LABELS = {"faithful", "opinion", "meta"}
-
-
-def own(path: Path) -> list[Example]:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    paragraphs = data["paragraphs"]
-    return [
-        Example(
-            corpus="own",
-            group=claim["label"],
-            tags=(claim["label"],),
-            evidence=paragraphs[claim["p"]],
-            claims=(claim["claim"],),
-            supported=claim["label"] in KEPT_LABELS,
-        )
-        for claim in data["claims"]
-    ]
-
-
-def load() -> list[tuple[str, list[Example]]]:
-    """Every corpus found, by name; a missing folder is reported and skipped."""
-    loaded: list[tuple[str, list[Example]]] = []
-    summ = sorted((CORPORA / "summedits-dev").glob("*.json"))
-    if summ:
-        loaded.append(("SummEdits", [e for p in summ for e in summedits(p)]))
-    if (CORPORA / "jnli-valid.jsonl").exists():
-        loaded.append(("JNLI valid", jnli(CORPORA / "jnli-valid.jsonl")))
-    loaded.append(("own corpus", own(OWN)))
-    if not summ:
-        print(f"  (no SummEdits under {CORPORA}: skipped)")
-    return loaded
+    held_out = [e for e in rows if e.held_out]
+    return held_out[:LIMIT] if LIMIT > 0 else held_out
 
 
 # --- verifiers ------------------------------------------------------------------------------
@@ -158,10 +90,24 @@ def overlap_check(claim: str, evidence: str) -> bool:
 
 
 def rules_check(claim: str, evidence: str) -> bool:
-    return check_claim(claim, evidence).supported
+    return rule_verdict(claim, evidence).supported
 
 
-VERIFIERS: dict[str, Verifier] = {"overlap": overlap_check, "rules": rules_check}
+def model_check(claim: str, evidence: str) -> bool:
+    """The learned verifier: its calibrated probability reaches its language's pass mark, and
+    no number of the claim is missing from the evidence (a certain veto)."""
+    verdict = check_claim(claim, evidence)
+    if verdict.probability is None:
+        return verdict.supported  # not a factual claim: the rules' word
+    mark = verifier.model().for_claim(claim).threshold
+    return verdict.numbers_ok and verdict.probability >= mark
+
+
+VERIFIERS: dict[str, Verifier] = {
+    "overlap": overlap_check,
+    "rules": rules_check,
+    "model": model_check,
+}
 
 
 # --- measuring ------------------------------------------------------------------------------
@@ -277,12 +223,41 @@ def report(corpus: str, runs: Sequence[Run]) -> None:
     print(f"  checks per second (CPU, one core): {speeds}")
 
 
+def lowest_probability(example: Example) -> float:
+    """The example's weakest claim: a summary is as supported as its least supported sentence."""
+    values = [check_claim(c, example.evidence).probability for c in example.claims]
+    known = [v for v in values if v is not None]
+    return min(known) if known else 1.0
+
+
+def calibration(corpus: str, examples: Sequence[Example]) -> None:
+    """Reliability (predicted against observed) and risk-coverage for the learned verifier."""
+    pairs = [(lowest_probability(e), e.supported) for e in examples]
+    print(f"  reliability of the model's probability ({corpus}):")
+    print("    predicted      n   mean p   supported")
+    for low in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
+        chosen = [(p, s) for p, s in pairs if low <= p < low + 0.1 or (low == 0.9 and p == 1.0)]
+        if chosen:
+            mean = sum(p for p, _ in chosen) / len(chosen)
+            observed = sum(s for _, s in chosen) / len(chosen)
+            print(f"    {low:.1f}-{low + 0.1:.1f}  {len(chosen):6d}   {mean:.3f}    {observed:.3f}")
+    print("  risk-coverage (pass when p >= t): t, share passed, bad among passed")
+    cells = []
+    for t in THRESHOLDS:
+        passed = [s for p, s in pairs if p >= t]
+        bad = (len(passed) - sum(passed)) / len(passed) if passed else None
+        cells.append(f"{t:.1f}: {len(passed) / len(pairs):.2f} {_f(bad)}")
+    print("    " + " | ".join(cells))
+
+
 def main() -> None:
     print("Claim verdicts on labelled corpora (BA balanced accuracy, pass share passed,")
     print("bad|p unsupported among passed, rejP / rejR precision / recall of rejection)")
     for corpus, examples in load():
         runs = [measure(name, verify, examples) for name, verify in VERIFIERS.items()]
         report(corpus, runs)
+        calibration(corpus, examples)
+    print(f"\nmodel: {verifier.DEFAULT_MODEL.name} version {verifier.model().version}")
 
 
 if __name__ == "__main__":

@@ -9,10 +9,11 @@ The word lists it reads (antonym groups, negation cues, parties, bounds, conditi
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Literal
 
+from evidence import verifier
 from evidence.lexicon import (
     _AGENT_MARKERS,
     _BOUND_KINDS,
@@ -70,6 +71,9 @@ class Grounding:
     # The words that reverse the claim: (what the claim says, what the paragraph says).
     reversal_words: list[tuple[str, str]] = field(default_factory=list)
     similarity: float | None = None
+    # The learned verifier's calibrated P(supported) (evidence.verifier); None when the claim
+    # is not factual. Reported beside the rules' verdict; it does not decide it yet.
+    probability: float | None = None
 
 
 # --- opinions, hedges and meta-comments -------------------------------------------------
@@ -418,7 +422,17 @@ def _paragraph(paragraph: str) -> tuple[tuple[Quantity, ...], frozenset[str], tu
 
 
 def check_claim(claim: str, paragraph: str, *, similarity: float | None = None) -> Grounding:
-    """Whether the paragraph supports the claim: numbers found, no reversal, terms covered."""
+    """Whether the paragraph supports the claim (the rules: numbers found, no reversal, terms
+    covered), with the learned verifier's calibrated probability beside the verdict."""
+    verdict = rule_verdict(claim, paragraph, similarity=similarity)
+    if verdict.kind != "factual":
+        return verdict
+    signals = verifier.claim_signals(claim, paragraph, verdict)
+    return replace(verdict, probability=verifier.model().for_claim(claim).probability(signals))
+
+
+def rule_verdict(claim: str, paragraph: str, *, similarity: float | None = None) -> Grounding:
+    """The rules alone: numbers found, no reversal, key terms covered, no added condition."""
     kind, statement = classify_claim(claim)
     if kind == "meta":
         return Grounding(
@@ -685,5 +699,6 @@ __all__ = [
     "check_claim",
     "claims_without_numbers_share",
     "classify_claim",
+    "rule_verdict",
     "same_quantity",
 ]

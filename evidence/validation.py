@@ -17,7 +17,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 
 from coordinates.selectors import EffectivePolicy
-from evidence import scoring
+from evidence import scoring, verifier
 from evidence.grounding import check_claim, claims_without_numbers_share, classify_claim
 from evidence.models import DocumentVersion, EvidenceBundle, Paragraph, ValidationReport
 from evidence.numbers import extract_numbers
@@ -47,6 +47,7 @@ class Item:
     supported: bool = False
     reasons: list[str] = field(default_factory=list)
     vetoed_by: str | None = None  # "numbers" or "reversal" when the paragraph contradicts
+    probability: float | None = None  # the learned verifier's P(supported), reported only
 
 
 Versions = dict[tuple[int, int | None], DocumentVersion]  # (document, version or None: current)
@@ -148,6 +149,7 @@ def _judge(item: Item, statement: str, similarity: float, now: datetime) -> None
     )
     item.authority = scoring.authority(version.kind, version.status)
     item.supported = verdict.supported
+    item.probability = verdict.probability
     item.reasons = list(verdict.reasons)
     if version.is_superseded:
         item.reasons.append(f"cites version {version.version}, which has been superseded")
@@ -214,6 +216,7 @@ def _item_json(item: Item, confidence: float, kept: bool, floor: float) -> dict[
             "coverage": round(item.coverage, 6),
             "recency": round(item.recency, 6),
             "authority": round(item.authority, 6),
+            "probability": None if item.probability is None else round(item.probability, 6),
         },
         "relevance": round(item.relevance, 6),
         "confidence": round(confidence, 6),
@@ -386,6 +389,8 @@ def evaluate_bundle(
         "score": score.to_dict(),
         "numberless_claim_share": claims_without_numbers_share([c["text"] for c in claims]),
         "embedder": model.name,
+        # The claim verifier whose probabilities the items carry (evidence.verifier).
+        "verifier": verifier.model().version,
         "validated_at": now.isoformat(),
     }
     return ValidationReport(
