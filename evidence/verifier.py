@@ -14,12 +14,13 @@ JSON file (`verifier_model.json` beside this module), fitted by `manage.py fit_v
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -83,8 +84,13 @@ def _negations(text: str) -> int:
     return len(pattern.findall(text))
 
 
+def _flat(text: str) -> str:
+    return re.sub(r"\s+", " ", normalise(text).lower())
+
+
+@lru_cache(maxsize=32768)
 def _grams(text: str, n: int = 3) -> frozenset[str]:
-    flat = re.sub(r"\s+", " ", normalise(text).lower())
+    flat = _flat(text)
     return frozenset(flat[i : i + n] for i in range(max(0, len(flat) - n + 1)))
 
 
@@ -94,24 +100,36 @@ class _Evidence:
     sentence_terms: tuple[frozenset[str], ...]
     terms: frozenset[str]
     names: frozenset[str]
-    grams: frozenset[str]
+    flat: str  # normalised, lower-cased, spaces folded: where trigrams are looked up
 
 
 @lru_cache(maxsize=4096)
 def _evidence(text: str) -> _Evidence:
     sentences = tuple(split_sentences(text)) or (text,)
+    sentence_terms = tuple(frozenset(content_terms(s)) for s in sentences)
     return _Evidence(
         sentences=sentences,
-        sentence_terms=tuple(frozenset(content_terms(s)) for s in sentences),
-        terms=frozenset(content_terms(text)),
+        sentence_terms=sentence_terms,
+        terms=frozenset().union(*sentence_terms),  # the text's terms, tokenised once
         names=frozenset(w.lower() for w in _ANY_CAPITAL.findall(text)),
-        grams=_grams(text),
+        flat=_flat(text),
     )
 
 
 def claim_signals(claim: str, evidence: str, rules: RuleVerdict) -> dict[str, float]:
     """The signals of one claim against its evidence (a paragraph, or a whole document),
     given what the rules found for the same pair."""
+    return {
+        **_text_signals(claim, evidence),
+        "numbers_found": float(rules.numbers_ok),
+        "rules_supported": float(rules.supported),
+        "missing_numbers": float(len(rules.missing_numbers)),
+        "reversal": float(rules.reversal),
+    }
+
+
+@lru_cache(maxsize=16384)
+def _text_signals(claim: str, evidence: str) -> dict[str, float]:
     seen = _evidence(evidence)
     terms = frozenset(content_terms(claim))
     best, best_coverage = 0, 0.0
@@ -129,13 +147,11 @@ def claim_signals(claim: str, evidence: str, rules: RuleVerdict) -> dict[str, fl
     return {
         "best_sentence_coverage": best_coverage,
         "evidence_coverage": len(terms & seen.terms) / len(terms) if terms else 1.0,
-        "numbers_found": float(rules.numbers_ok),
-        "rules_supported": float(rules.supported),
         "char_overlap_best": shared / len(grams) if grams else 1.0,
-        "char_overlap_evidence": len(grams & seen.grams) / len(grams) if grams else 1.0,
+        "char_overlap_evidence": (
+            sum(gram in seen.flat for gram in grams) / len(grams) if grams else 1.0
+        ),
         "char_jaccard_best": shared / len(grams | best_grams) if grams else 1.0,
-        "missing_numbers": float(len(rules.missing_numbers)),
-        "reversal": float(rules.reversal),
         "novel_names": float(len(names - seen.names)),
         "negation_differs": float((_negations(claim) - _negations(sentence)) % 2 != 0),
         "claim_terms_log": math.log1p(len(terms)),
@@ -163,15 +179,42 @@ class LanguageModel:
 
     def score(self, signals: Mapping[str, float]) -> float:
         """w . (x - mean) / scale + b: the logistic model's log-odds."""
-        x = np.array([signals[name] for name in self.signals], dtype=np.float64)
-        return float(self.weights @ ((x - self.mean) / self.scale) + self.intercept)
+        # Plain floats: for a dozen signals numpy's call overhead costs more than the sums.
+        total = self.intercept
+        for name, mean, scale, weight in self._terms:
+            total += weight * (signals[name] - mean) / scale
+        return total
 
     def probability(self, signals: Mapping[str, float]) -> float:
         """The calibrated probability that the evidence supports the claim, in [0, 1]."""
-        value = np.interp(
-            self.score(signals), self.calibration_scores, self.calibration_probabilities
+        scores, probabilities = self._calibration
+        x = self.score(signals)
+        if not x > scores[0]:  # below the first point, or not a number: its probability
+            return probabilities[0] if x == x else 0.0
+        if x >= scores[-1]:
+            return probabilities[-1]
+        i = bisect.bisect_right(scores, x)
+        left, right = scores[i - 1], scores[i]
+        share = (x - left) / (right - left) if right > left else 1.0
+        return min(
+            1.0, max(0.0, probabilities[i - 1] + share * (probabilities[i] - probabilities[i - 1]))
         )
-        return float(min(1.0, max(0.0, value)))
+
+    @cached_property
+    def _terms(self) -> tuple[tuple[str, float, float, float], ...]:
+        return tuple(
+            zip(
+                self.signals,
+                self.mean.tolist(),
+                self.scale.tolist(),
+                self.weights.tolist(),
+                strict=True,
+            )
+        )
+
+    @cached_property
+    def _calibration(self) -> tuple[list[float], list[float]]:
+        return self.calibration_scores.tolist(), self.calibration_probabilities.tolist()
 
     def as_json(self) -> dict[str, Any]:
         return {
