@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Literal
 
 from evidence import verifier
+from evidence.actors import actor_conflicts
 from evidence.lexicon import (
     _AGENT_MARKERS,
     _BOUND_KINDS,
@@ -450,7 +451,9 @@ def rule_verdict(claim: str, paragraph: str, *, similarity: float | None = None)
         reasons.insert(0, "not a factual claim (opinion or hedge): needs no evidence")
         return Grounding(numbers_ok, reasons, kind, numbers_ok, missing, similarity=similarity)
 
-    reversals: list[tuple[str, str, str]] = []
+    # Who does what, read from each sentence's grammar (evidence.actors); the party-list
+    # check below is asked only when that finds no other actor.
+    reversals: list[tuple[str, str, str]] = _actor_reversals(statement, paragraph)
     claim_terms: set[str] = set()
     claim_clauses = [_clause(text) for text in _clauses(statement)]
     for clause in claim_clauses:
@@ -458,12 +461,14 @@ def rule_verdict(claim: str, paragraph: str, *, similarity: float | None = None)
         best = _best_match(clause, paragraph_clauses)
         if best is not None:
             reversals.extend(_reversals(clause, best))
-            if not best.parties:
+            if not best.parties and not reversals:
                 reversals.extend(_role_conflict(clause, paragraph_clauses))
     reversal_words = [(c, p) for c, p, _ in reversals]
     reasons.extend(reason for _, _, reason in reversals)
 
-    key_terms = {t for t in claim_terms if not t[0].isdigit()}
+    # Number words are checked as numbers ("five hundred dollars" is $500), not as terms.
+    number_terms = set(content_terms(" ".join(q.surface for q in claim_numbers)))
+    key_terms = {t for t in claim_terms if not t[0].isdigit()} - number_terms
     covered = key_terms & paragraph_terms
     coverage = len(covered) / len(key_terms) if key_terms else 1.0
     threshold = COVERAGE_MIN
@@ -639,6 +644,22 @@ def _role_conflict(claim: _Clause, clauses: tuple[_Clause, ...]) -> list[tuple[s
             return []
         others.append(clause.agent)
     return [_roles_swapped(claim.agent, others[0])] if others else []
+
+
+def _actor_reversals(statement: str, paragraph: str) -> list[tuple[str, str, str]]:
+    """The claim names another actor for an act the paragraph states (evidence.actors)."""
+    out = []
+    for claimed, stated in actor_conflicts(statement, paragraph):
+        c_says, p_says = f"{claimed.actor} {claimed.verb}", f"{stated.actor} {stated.verb}"
+        out.append(
+            (
+                c_says,
+                p_says,
+                f"another actor: the cited paragraph says {stated.actor} ({stated.verb}); "
+                f"the claim says {claimed.actor}",
+            )
+        )
+    return out
 
 
 def _roles_swapped(claimed: str, stated: str) -> tuple[str, str, str]:

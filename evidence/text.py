@@ -63,6 +63,7 @@ class Morpheme(NamedTuple):
     normalized: str
     pos: str
     pos_detail: str
+    verbal: bool = False  # a noun that takes する (承認, 負担): Sudachi's サ変可能
 
 
 class Term(NamedTuple):
@@ -78,8 +79,8 @@ class _PerThread(threading.local):
     # Neither Sudachi tokenizers nor Snowball stemmers are thread-safe: one of each per thread.
     sudachi: Tokenizer | None = None
     stemmer: Stemmer.Stemmer | None = None
-    # Sudachi POS id -> (head, detail): part_of_speech() builds a 6-tuple per morpheme.
-    pos: dict[int, tuple[str, str]]
+    # Sudachi POS id -> (head, detail, verbal): part_of_speech() builds a 6-tuple per morpheme.
+    pos: dict[int, tuple[str, str, bool]]
 
     def __init__(self) -> None:
         self.pos = {}
@@ -128,8 +129,8 @@ def japanese_morphemes(text: str) -> tuple[Morpheme, ...]:
         pos_id = m.part_of_speech_id()
         pos = pos_names.get(pos_id)
         if pos is None:
-            head, detail = m.part_of_speech()[:2]
-            pos = pos_names[pos_id] = (head, detail)
+            head, detail, kind = m.part_of_speech()[:3]
+            pos = pos_names[pos_id] = (head, detail, kind == "サ変可能")
         out.append(Morpheme(m.surface(), m.normalized_form(), *pos))
     return tuple(out)
 

@@ -300,3 +300,11 @@ MARIA_EMBEDDER_API_KEY = env.str("MARIA_EMBEDDER_API_KEY", default="")
 MARIA_SOCKET_RECHECK_SECONDS = env.float("MARIA_SOCKET_RECHECK_SECONDS", default=30.0)
 # The what-if preview replays the stored reports of this many past days.
 MARIA_WHATIF_DAYS = env.int("MARIA_WHATIF_DAYS", default=30)
+# The optional LLM judge (evidence/judge.py): the base URL of an OpenAI-compatible API
+# (e.g. http://127.0.0.1:8099/v1; "" = off). Its verdict is one more signal, never the only
+# reason for auto. Timeout is seconds per attempt; retries are on timeouts, 429 and 5xx.
+MARIA_JUDGE_URL = env.str("MARIA_JUDGE_URL", default="")
+MARIA_JUDGE_MODEL = env.str("MARIA_JUDGE_MODEL", default="gpt-4o-mini")
+MARIA_JUDGE_API_KEY = env.str("MARIA_JUDGE_API_KEY", default="")
+MARIA_JUDGE_TIMEOUT = env.float("MARIA_JUDGE_TIMEOUT", default=10.0)
+MARIA_JUDGE_RETRIES = env.int("MARIA_JUDGE_RETRIES", default=2)

@@ -336,7 +336,8 @@ def test_roles_are_checked_across_the_paragraph_when_the_matching_clause_names_n
     claim = "The seller pays the buyer interest of 3% per year on late payments."
     result = check_claim(claim, PURCHASE)
     assert not result.supported
-    assert result.reversal_words == [("seller acts", "buyer acts")]
+    # who pays, read from both sentences: the claim's seller, the paragraph's buyer
+    assert result.reversal_words == [("seller pays", "buyer pay")]
     kept = check_claim("The buyer pays interest of 3% per year on late payments.", PURCHASE)
     assert kept.supported
 
