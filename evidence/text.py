@@ -260,7 +260,7 @@ def content_terms(text: str) -> list[str]:
 
 
 # Words whose trailing period is not a sentence end.
-_ABBREVIATIONS = _word_set(
+ABBREVIATIONS = _word_set(
     """
     e.g i.e etc vs mr mrs ms dr prof inc ltd co corp no nos art sec para fig approx
     jan feb mar apr jun jul aug sep sept oct nov dec st jr sr u.s u.k
@@ -291,7 +291,7 @@ def split_sentences(text: str) -> list[str]:
 
 def _is_abbreviation(before: str, rest: str) -> bool:
     word = before.rsplit(None, 1)[-1].lower() if before.strip() else ""
-    if word.lstrip("(\"'") in _ABBREVIATIONS:
+    if word.lstrip("(\"'") in ABBREVIATIONS:
         return True
     # A single initial ("J. Smith") or a lower-case continuation ("approx. five days").
     next_char = rest.lstrip()[:1]

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from coordinates.selectors import EffectivePolicy
 from evidence import scoring, verifier
+from evidence.claims import align
 from evidence.grounding import check_claim, claims_without_numbers_share, classify_claim
 from evidence.models import DocumentVersion, EvidenceBundle, Paragraph, ValidationReport
 from evidence.numbers import extract_numbers
@@ -48,6 +49,7 @@ class Item:
     reasons: list[str] = field(default_factory=list)
     vetoed_by: str | None = None  # "numbers" or "reversal" when the paragraph contradicts
     probability: float | None = None  # the learned verifier's P(supported), reported only
+    aligned: tuple[int, int] | None = None  # the span's best supporting sentence(s): offsets
 
 
 Versions = dict[tuple[int, int | None], DocumentVersion]  # (document, version or None: current)
@@ -150,6 +152,10 @@ def _judge(item: Item, statement: str, similarity: float, now: datetime) -> None
     item.authority = scoring.authority(version.kind, version.status)
     item.supported = verdict.supported
     item.probability = verdict.probability
+    if "start" not in item.cited and "end" not in item.cited:
+        # A whole paragraph cited: the reviewer sees the sentence(s) that bear on the claim.
+        best = align(statement, [item.span])
+        item.aligned = (best[0].start, best[0].end) if best else None
     item.reasons = list(verdict.reasons)
     if version.is_superseded:
         item.reasons.append(f"cites version {version.version}, which has been superseded")
@@ -218,6 +224,7 @@ def _item_json(item: Item, confidence: float, kept: bool, floor: float) -> dict[
             "authority": round(item.authority, 6),
             "probability": None if item.probability is None else round(item.probability, 6),
         },
+        "aligned": list(item.aligned) if item.aligned else None,
         "relevance": round(item.relevance, 6),
         "confidence": round(confidence, 6),
         "kept": kept,

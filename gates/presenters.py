@@ -205,10 +205,12 @@ def decision_claims(
             key = (item.get("document"), item.get("version"), item.get("paragraph"))
             text = texts.get(key) if None not in key else None  # type: ignore[arg-type]
             cited = item.get("cited") or {}
+            start, end = cited.get("start"), cited.get("end")
+            if start is None and end is None and item.get("aligned"):
+                # a whole paragraph cited: highlight the sentence(s) that bear on the claim
+                start, end = item["aligned"]
             item["highlight"] = (
-                highlight(text, item.get("span", ""), cited.get("start"), cited.get("end"))
-                if text is not None
-                else None
+                highlight(text, item.get("span", ""), start, end) if text is not None else None
             )
             items.append(item)
         claim["evidence"] = items

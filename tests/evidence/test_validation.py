@@ -246,3 +246,23 @@ def test_the_report_is_immutable(documents: None) -> None:
     report = validate([{"text": "Here is a summary.", "citations": []}])
     with pytest.raises(ValueError, match="immutable"):
         report.save()
+
+
+def test_a_whole_paragraph_cited_is_narrowed_to_the_sentence_that_bears_on_the_claim(
+    documents: None,
+) -> None:
+    approval = paragraph_with("500,000 yen require")
+    claim = "Expenses over 500,000 yen need prior approval from the division head."
+    report = validate([{"text": claim, "citations": [cite(approval)]}])
+    item = report.body["claims"][0]["evidence"][0]
+    start, end = item["aligned"]
+    sentence = approval.text[start:end]
+    # the sentence with the claim's number and words, not the whole paragraph
+    assert "500,000 yen" in sentence
+    assert "division head" in sentence
+    assert "team manager" not in sentence  # the paragraph's other sentence
+    # and a citation that names its own offsets keeps them
+    given = validate(
+        [{"text": claim, "citations": [cite(approval, start=0, end=len(approval.text))]}]
+    )
+    assert given.body["claims"][0]["evidence"][0]["aligned"] is None
