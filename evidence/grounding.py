@@ -544,7 +544,12 @@ def _surface_words(terms: set[str], statement: str, clauses: list[_Clause]) -> l
         # their own in the statement.
         for term, surface in term_surfaces(clause.text).items():
             surfaces.setdefault(term, surface)
-    return list(dict.fromkeys(surfaces[t] for t in surfaces if t in terms))
+    return list(dict.fromkeys(_readable(surfaces[t]) for t in surfaces if t in terms))
+
+
+def _readable(word: str, limit: int = 40) -> str:
+    # A reason is read by a person: a run-on "word" (pasted data, a URL) is cut, not quoted.
+    return word if len(word) <= limit else word[: limit - 1] + "…"
 
 
 def _best_match(claim: _Clause, clauses: tuple[_Clause, ...]) -> _Clause | None:

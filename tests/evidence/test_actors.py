@@ -1,5 +1,6 @@
-"""Who does what: the actor a claim names for an act must be the one its evidence names, and
-numbers written in words or with Japanese units still match (the seeds' weak spots)."""
+"""Who does what: the actor a claim names for an act must be the one its evidence names;
+numbers written in words or with Japanese units still match (the seeds' weak spots); and
+odd claims get a verdict with a readable reason, never an exception."""
 
 from __future__ import annotations
 
@@ -83,3 +84,27 @@ def test_the_reason_names_both_actors() -> None:
     ]
     assert "line manager" in reason
     assert "finance" in reason
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "",
+        "   ",
+        "x" * 200_000,
+        "Les employés peuvent travailler à distance trois jours par semaine.",
+        "Employees 在宅勤務 may работать 3 days.",
+        "\x00\x01",
+    ],
+)
+def test_odd_claims_get_a_verdict_with_a_short_reason_never_an_exception(claim: str) -> None:
+    verdict = check_claim(claim, REMOTE)
+    assert verdict.reasons
+    assert all(len(reason) < 500 for reason in verdict.reasons)
+    assert verdict.probability is None or 0.0 <= verdict.probability <= 1.0
+
+
+def test_a_paragraph_of_only_numbers_supports_no_worded_claim() -> None:
+    verdict = check_claim("Employees may work remotely 3 days.", "1 2 3 4 5 6 7 8")
+    assert not verdict.supported
+    assert "never says this" in " ".join(verdict.reasons)
