@@ -35,9 +35,10 @@ from decisions.models import (
 )
 from decisions.outbox import outbox_send_after_commit
 from decisions.signals import validation_wanted, validations_taken
+from evidence.judge import JudgeVerdict, judge_config
 from evidence.models import ValidationReport
 from evidence.services import bundle_create
-from evidence.validation import evaluate_bundle, read_cited
+from evidence.validation import evaluate_bundle, judge_bundle, read_cited
 from maria.errors import ApplicationError, Conflict, Forbidden, NotFound, Unprocessable
 from maria.metrics import VALIDATION_SECONDS
 from trail import ledger
@@ -251,15 +252,27 @@ def decision_validate(*, decision_id: int, bundle_hash: str, others: int = 0) ->
         log.info("decision already validated", extra={"decision_id": decision_id})
         return decision
     policy = effective_policy(Coordinate.parse(decision.zone))
-    validated = _validate_together(decision, policy, others=others, wait=False)
+    judged = None
+    config = judge_config()
+    if config is not None:
+        # The judge is asked over the network before the transaction, so no row waits on
+        # it; its decision is then validated alone (the others have no verdict of it).
+        judged = judge_bundle(decision.bundle, config)
+        others = 0
+    validated = _validate_together(decision, policy, others=others, wait=False, judged=judged)
     if validated is None:
-        validated = _validate_together(decision, policy, others=0, wait=True)
+        validated = _validate_together(decision, policy, others=0, wait=True, judged=judged)
     assert validated is not None  # noqa: S101 - a run that waits always gets the row
     return validated
 
 
 def _validate_together(
-    decision: Decision, policy: EffectivePolicy, *, others: int, wait: bool
+    decision: Decision,
+    policy: EffectivePolicy,
+    *,
+    others: int,
+    wait: bool,
+    judged: Mapping[int, JudgeVerdict] | None = None,
 ) -> Decision | None:
     """One transaction: lock `decision` (waiting for it, or None at once when another run
     holds it and not `wait`) and up to `others` more proposed decisions of its zone that
@@ -281,25 +294,29 @@ def _validate_together(
             if own is not None:  # another run won; its report stands
                 log.info("decision already validated", extra={"decision_id": decision.pk})
             return own
-        _record_validations(_evaluate(batch, own, policy), policy)
+        _record_validations(_evaluate(batch, own, policy, judged), policy)
     return own
 
 
 def _evaluate(
-    batch: list[Decision], own: Decision | None, policy: EffectivePolicy
+    batch: list[Decision],
+    own: Decision | None,
+    policy: EffectivePolicy,
+    judged: Mapping[int, JudgeVerdict] | None = None,
 ) -> list[tuple[Decision, ValidationReport]]:
     """Each decision with its report. A bundle whose evaluation raises is left out, still
     proposed, for its own task to retry, unless it is `own`'s: then the run fails."""
     cited = read_cited([d.bundle for d in batch])
-    judged = []
+    evaluated = []
     for decision in batch:
         try:
-            judged.append((decision, evaluate_bundle(decision.bundle, policy, cited)))
+            verdicts = judged if decision is own else None
+            evaluated.append((decision, evaluate_bundle(decision.bundle, policy, cited, verdicts)))
         except Exception:
             if decision is own:
                 raise
             log.exception("validation left to its own task", extra={"decision_id": decision.pk})
-    return judged
+    return evaluated
 
 
 def _record_validations(

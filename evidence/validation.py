@@ -20,6 +20,7 @@ from coordinates.selectors import EffectivePolicy
 from evidence import scoring, verifier
 from evidence.claims import align
 from evidence.grounding import check_claim, claims_without_numbers_share, classify_claim
+from evidence.judge import JudgeConfig, JudgeVerdict, judge_claim
 from evidence.models import DocumentVersion, EvidenceBundle, Paragraph, ValidationReport
 from evidence.numbers import extract_numbers
 from evidence.services import embedder
@@ -265,6 +266,27 @@ def _the_grader() -> Grader:
     return _grader
 
 
+def judge_bundle(bundle: EvidenceBundle, config: JudgeConfig) -> dict[int, JudgeVerdict]:
+    """Ask the LLM judge about each factual claim against the paragraphs it cites. Calls the
+    network: run it outside any transaction. A judge that cannot answer gives a verdict
+    with its error, never an exception."""
+    cited = read_cited([bundle])
+    verdicts: dict[int, JudgeVerdict] = {}
+    for k, claim in enumerate(bundle.claims):
+        kind, statement = classify_claim(claim["text"])
+        if kind != "factual":
+            continue
+        spans = []
+        for citation in claim.get("citations", []):
+            item = Item(claim=k, cited=citation)
+            _resolve(item, bundle.zone, cited.versions, cited.paragraphs)
+            if item.problem is None and item.span:
+                spans.append(item.span)
+        if spans:
+            verdicts[k] = judge_claim(statement, "\n\n".join(spans), config=config)
+    return verdicts
+
+
 def validate_bundle(bundle: EvidenceBundle, policy: EffectivePolicy) -> ValidationReport:
     """Resolve, ground, score and grade a bundle under a zone's effective policy; store it."""
     report = evaluate_bundle(bundle, policy)
@@ -273,10 +295,14 @@ def validate_bundle(bundle: EvidenceBundle, policy: EffectivePolicy) -> Validati
 
 
 def evaluate_bundle(
-    bundle: EvidenceBundle, policy: EffectivePolicy, cited: Cited | None = None
+    bundle: EvidenceBundle,
+    policy: EffectivePolicy,
+    cited: Cited | None = None,
+    judged: Mapping[int, JudgeVerdict] | None = None,
 ) -> ValidationReport:
     """`validate_bundle` without the save. `cited`: what `read_cited` read for a batch of
-    bundles this one is part of; read here when not given."""
+    bundles this one is part of; read here when not given. `judged`: the LLM judge's verdict
+    per claim (`judge_bundle`), recorded beside the engine's own; it changes no verdict."""
     values = policy.values
     now = timezone.now()
     claims = list(bundle.claims)
@@ -354,6 +380,7 @@ def evaluate_bundle(
                 "sufficiency": claim_sufficiency.get(k),
                 "reasons": reasons,
                 "evidence": evidence,
+                **({"judge": judged[k].as_dict()} if judged and k in judged else {}),
             }
         )
     # Disagreeing evidence is surfaced, never silently resolved: both paragraphs are shown,
