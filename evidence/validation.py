@@ -51,6 +51,9 @@ class Item:
     vetoed_by: str | None = None  # "numbers" or "reversal" when the paragraph contradicts
     probability: float | None = None  # the learned verifier's P(supported), reported only
     aligned: tuple[int, int] | None = None  # the span's best supporting sentence(s): offsets
+    # The claim's own words that failed here: a number the span lacks, a reversed word or an
+    # actor the span names otherwise; the decision page marks them.
+    failed_words: list[str] = field(default_factory=list)
 
 
 Versions = dict[tuple[int, int | None], DocumentVersion]  # (document, version or None: current)
@@ -160,6 +163,8 @@ def _judge(item: Item, statement: str, similarity: float, now: datetime) -> None
     item.reasons = list(verdict.reasons)
     if version.is_superseded:
         item.reasons.append(f"cites version {version.version}, which has been superseded")
+    item.failed_words = [q.surface.strip() for q in verdict.missing_numbers if q.surface.strip()]
+    item.failed_words += [claimed for claimed, _ in verdict.reversal_words]
     if not verdict.numbers_ok:
         item.vetoed_by = "numbers"
     elif verdict.reversal:
@@ -226,6 +231,7 @@ def _item_json(item: Item, confidence: float, kept: bool, floor: float) -> dict[
             "probability": None if item.probability is None else round(item.probability, 6),
         },
         "aligned": list(item.aligned) if item.aligned else None,
+        "failed_words": item.failed_words,
         "relevance": round(item.relevance, 6),
         "confidence": round(confidence, 6),
         "kept": kept,

@@ -4,6 +4,7 @@ what `gates.selectors` read. No queries here; the views call a selector, then a 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -179,6 +180,31 @@ def highlight(paragraph: str, span: str, start: int | None, end: int | None) -> 
     return Highlight(paragraph[:at], span, paragraph[at + len(span) :])
 
 
+def marked(text: str, words: Sequence[str]) -> list[tuple[str, bool]]:
+    """`text` cut into (piece, failed) parts: where a failed word stands in it, that part is
+    marked. Matching ignores case; a phrase ("finance approve") that does not stand in the
+    text verbatim marks each of its words that does."""
+    wanted = {
+        w for word in words for w in ([word] if word.lower() in text.lower() else word.split())
+    }
+    wanted = {w for w in wanted if w.strip() and w.lower() in text.lower()}
+    if not wanted:
+        return [(text, False)]
+    pattern = re.compile(
+        "|".join(re.escape(w) for w in sorted(wanted, key=len, reverse=True)), re.IGNORECASE
+    )
+    parts: list[tuple[str, bool]] = []
+    at = 0
+    for match in pattern.finditer(text):
+        if match.start() > at:
+            parts.append((text[at : match.start()], False))
+        parts.append((match.group(), True))
+        at = match.end()
+    if at < len(text):
+        parts.append((text[at:], False))
+    return parts
+
+
 def claim_verdict(claim: dict[str, Any]) -> str:
     if claim.get("contradicted"):
         return "contradicted"
@@ -199,6 +225,8 @@ def decision_claims(
         ]
     for claim in claims:
         claim["verdict"] = claim_verdict(claim)
+        failed = [w for item in claim.get("evidence", []) for w in item.get("failed_words", [])]
+        claim["parts"] = marked(str(claim.get("text", "")), failed)
         items = []
         for item in claim.get("evidence", []):
             item = dict(item)

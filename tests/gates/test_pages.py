@@ -12,6 +12,7 @@ from django.test import Client
 from coordinates.models import Role, ZonePolicyVersion
 from decisions.models import Decision, State
 from gates.models import SavedFilter
+from tests.decisions.conftest import cite
 from trail.models import TrailEvent
 
 pytestmark = pytest.mark.django_db
@@ -157,6 +158,25 @@ def test_the_decision_page_shows_claims_spans_signals_and_thresholds(
         assert signal in page
     assert 'class="chart"' in page
     assert "decision.queued" in page
+
+
+def test_the_decision_page_marks_the_claims_words_that_failed(
+    policy_doc: Any,
+    set_policy: Callable[..., Any],
+    submit: Callable[..., Any],
+    person: Callable[..., Any],
+) -> None:
+    # given an answer whose number the cited paragraph does not state
+    set_policy(tau=0.99, refusal_floor=0.05)
+    claim = "Expenses above 300,000 yen require prior approval by the division head."
+    decision_id = submit([{"text": claim, "citations": [cite(policy_doc)]}]).json()["id"]
+    # when a reviewer opens it
+    ann = login(person("ann", Role.REVIEWER, "G1.U1.P1"))
+    page = ann.get(f"/queue/decisions/{decision_id}/").content.decode()
+    # then the wrong number is marked in the claim, and the right words are not
+    assert '">300,000 yen</mark>' in page
+    assert 'class="failed"' in page
+    assert '">division head</mark>' not in page
 
 
 # --- auditor -------------------------------------------------------------------------------
