@@ -121,6 +121,12 @@ def role_grant(
         raise ApplicationError(
             "roles are granted on a zone or above, not on an agent", field="scope"
         )
+    if is_agent_account(user):
+        # An agent proposes answers; one that could also review or administer a zone could
+        # approve its own answers and write other zones' graphs.
+        raise ApplicationError(
+            f"{user.get_username()} is an agent's account: agents hold no roles", field="user"
+        )
     zone_get(scope, field="scope")
 
     with transaction.atomic():
@@ -150,9 +156,22 @@ def _new_key() -> str:
     return f"maria_{secrets.token_urlsafe(32)}"
 
 
+AGENT_ACCOUNT_PREFIX = "agent:"
+
+
+def is_agent_account(user: User) -> bool:
+    """The service account an agent's token acts through (`agent_user`), not a person."""
+    return (
+        user.get_username().startswith(AGENT_ACCOUNT_PREFIX)
+        or ApiToken.objects.filter(user=user, agent__gt="").exists()
+    )
+
+
 def agent_user(agent: Coordinate) -> User:
     """Each agent acts through a service account, so proposals have a proposer."""
-    user, created = get_user_model().objects.get_or_create(username=f"agent:{agent}")
+    user, created = get_user_model().objects.get_or_create(
+        username=f"{AGENT_ACCOUNT_PREFIX}{agent}"
+    )
     if created:
         user.set_unusable_password()
         user.save(update_fields=["password"])

@@ -54,17 +54,27 @@ DecisionPage = inline_serializer(
     },
 )
 
+DATABASE_INT_MAX = 2**63 - 1  # PostgreSQL bigint: the widest integer a row holds
+
 
 def _too_large(message: str, field: str | None = None) -> ApplicationError:
     return TooLarge(message, field=field)
 
 
 class CitationIn(serializers.Serializer):
-    document = serializers.IntegerField(min_value=1)
-    version = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-    paragraph = serializers.IntegerField(min_value=1)
-    start = serializers.IntegerField(min_value=0, required=False, allow_null=True)
-    end = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    # Ids and offsets the database can hold (a bigint): a larger one is a 400 naming the
+    # field, never a citation that fails validation and then every graph-feed run.
+    document = serializers.IntegerField(min_value=1, max_value=DATABASE_INT_MAX)
+    version = serializers.IntegerField(
+        min_value=1, max_value=DATABASE_INT_MAX, required=False, allow_null=True
+    )
+    paragraph = serializers.IntegerField(min_value=1, max_value=DATABASE_INT_MAX)
+    start = serializers.IntegerField(
+        min_value=0, max_value=DATABASE_INT_MAX, required=False, allow_null=True
+    )
+    end = serializers.IntegerField(
+        min_value=1, max_value=DATABASE_INT_MAX, required=False, allow_null=True
+    )
     confidence = serializers.FloatField(
         min_value=0.0, max_value=1.0, required=False, allow_null=True
     )
@@ -190,6 +200,8 @@ class DecisionListView(APIView):
             offset = max(int(params.get("offset", 0)), 0)
         except ValueError:
             raise ApplicationError("offset must be a whole number", field="offset") from None
+        if offset > DATABASE_INT_MAX:
+            raise ApplicationError(f"offset must be at most {DATABASE_INT_MAX}", field="offset")
         page = list(decisions.order_by("-created_at", "-pk")[offset : offset + PAGE_SIZE + 1])
         more = len(page) > PAGE_SIZE
         return Response(
