@@ -23,7 +23,7 @@ from rest_framework.views import APIView
 
 from coordinates.coordinate import Coordinate, Level
 from coordinates.models import Role
-from coordinates.selectors import coordinate_from, has_role, in_scopes, zone_get
+from coordinates.selectors import coordinate_from, has_role, in_scopes, within, zone_get
 from decisions.models import Decision
 from evidence.selectors import reader_scopes
 from graph import queries, services, store
@@ -394,11 +394,11 @@ class NodeListView(APIView):
         data = incoming.validated_data
         zone = _zone(data["zone"])
         _may_write(request, zone)
-        node = store.node_ensure(
+        node = store.node_write(
             key=data["key"],
             node_type=data["type"],
             label=data.get("label", ""),
-            zone=str(zone),
+            zone=zone,
             attributes=data.get("attributes") or {},
         )
         return Response(node_json(node), status=status.HTTP_201_CREATED)
@@ -415,6 +415,11 @@ class NodeDetailView(APIView):
     def get(self, request: Request, pk: int) -> Response:
         node = self._get(request, pk)
         edges = GraphEdge.objects.filter(source=node) | GraphEdge.objects.filter(target=node)
+        # A shared node (a person, a policy) links many zones: the reader sees the edges of
+        # their own zones only, never another zone's decisions.
+        scopes = reader_scopes(request.user, request.auth)
+        if scopes is not None:
+            edges = edges.filter(within(scopes))
         return Response(
             {
                 **node_json(node),
@@ -429,7 +434,9 @@ class NodeDetailView(APIView):
     )
     def delete(self, request: Request, pk: int) -> Response:
         node = self._get(request, pk)
-        zone = Coordinate.parse(node.zone) if node.zone else _zone(request.query_params.get("zone"))
+        if not node.zone:
+            raise _forbidden(f"graph node {node.key!r} is shared by every zone: it is the system's")
+        zone = Coordinate.parse(node.zone)
         _may_write(request, zone)
         store.node_delete(
             node=node, actor=_user(request), reason=request.query_params.get("reason", ""),

@@ -24,6 +24,7 @@ from django.utils import timezone
 from numpy.typing import NDArray
 
 from coordinates.coordinate import Coordinate, CoordinateError
+from coordinates.selectors import in_scopes
 from evidence import services as evidence_services
 from evidence.models import Document, DocumentVersion
 from graph import events, extract
@@ -37,7 +38,7 @@ from graph.models import (
     GraphState,
 )
 from graph.signals import risk_scan_wanted
-from maria.errors import ApplicationError, NotFound
+from maria.errors import ApplicationError, Conflict, Forbidden, NotFound
 from trail import ledger
 
 STALE_FACTOR = 0.5  # a stale edge keeps half its weight: history, not current support
@@ -296,12 +297,55 @@ class NodeSpec:
     zone: str = ""
 
 
+def _foreign(node_zone: str, zone: str) -> bool:
+    """A node of another zone than the writer's (or one beneath it). Shared, zone-less
+    nodes (people, policies) are nobody's zone: an edge may name them."""
+    return bool(node_zone) and not in_scopes(node_zone, [Coordinate.parse(zone)])
+
+
+def _refuse_foreign(key: str, node_zone: str, zone: str, field: str) -> None:
+    if _foreign(node_zone, zone):
+        raise Conflict(
+            f"graph node {key!r} belongs to {node_zone}: only that zone's admins may change "
+            f"its graph or draw edges onto it",
+            field=field,
+        )
+
+
+def node_write(
+    *, key: str, node_type: str, label: str, zone: Coordinate, attributes: Mapping[str, Any]
+) -> GraphNode:
+    """A person's node write (zone admins): created in their zone, or brought up to date when
+    it is already theirs; another zone's node is a 409 and a shared one a 403, never a move."""
+    existing = GraphNode.objects.filter(key=key.strip()[:200]).first()
+    if existing is not None:
+        if not existing.zone:
+            raise Forbidden(
+                f"graph node {existing.key!r} is shared by every zone: it is the system's",
+                field="key",
+            )
+        _refuse_foreign(existing.key, existing.zone, str(zone), "key")
+    return node_ensure(
+        key=key,
+        node_type=node_type,
+        label=label,
+        zone=existing.zone if existing is not None else str(zone),
+        attributes=attributes,
+    )
+
+
 def _resolve(spec: NodeSpec, zone: str, field: str) -> GraphNode:
+    node = GraphNode.objects.filter(key=spec.key).first()
+    if node is not None and not node.zone:
+        return node  # shared: named as it is, never changed by a person
+    if node is not None:
+        _refuse_foreign(node.key, node.zone, zone, field)
+    if spec.zone:
+        _refuse_foreign(spec.key, spec.zone, zone, field)
     if spec.node_type:
         return node_ensure(
             key=spec.key, node_type=spec.node_type, label=spec.label, zone=spec.zone or zone
         )
-    node = GraphNode.objects.filter(key=spec.key).first()
     if node is None:
         raise NotFound(
             f"no graph node {spec.key!r}; give its type to create it",
@@ -371,7 +415,13 @@ def edges_import(
                     specs[spec.key] = spec
                 else:
                     specs.setdefault(spec.key, spec)
-        existing = dict(GraphNode.objects.filter(key__in=list(specs)).values_list("key", "pk"))
+        stored = GraphNode.objects.filter(key__in=list(specs)).values_list("key", "pk", "zone")
+        existing = {key: pk for key, pk, _ in stored}
+        for key, _, node_zone in stored:
+            _refuse_foreign(key, node_zone, str(zone), "body")
+        for spec in specs.values():
+            if spec.zone:
+                _refuse_foreign(spec.key, spec.zone, str(zone), "body")
         missing = [s for k, s in specs.items() if k not in existing]
         untyped = [s.key for s in missing if not s.node_type]
         if untyped:

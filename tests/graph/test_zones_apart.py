@@ -1,0 +1,124 @@
+"""No zone touches another's graph: a zone admin's writes stay in their zone, shared nodes are
+the system's, and a shared node's edges are read only within the reader's zones."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from coordinates.models import Role
+from graph import store
+from graph.models import EdgeOrigin, GraphEdge, GraphNode
+from tests.graph.conftest import ZONE, edge
+
+pytestmark = pytest.mark.django_db
+OTHER = "G1.U1.P2.Z1"  # a zone of another planet
+
+
+@pytest.fixture
+def z1_graph(import_lines: Callable[..., Any]) -> None:
+    # Z1's own document node, and a shared person node (zone-less) with a Z1 edge
+    response = import_lines([edge("decision:z1", "doc:z1-policy", "references", tt="document")])
+    assert response.status_code == 201, response.json()
+    store.node_ensure(key="person:shared", node_type="person", label="Shared")
+    store.edge_upsert(
+        source=GraphNode.objects.get(key="decision:z1"),
+        target=GraphNode.objects.get(key="person:shared"),
+        edge_type="approved_by",
+        zone=ZONE,
+        origin=EdgeOrigin.PIPELINE,
+    )
+
+
+@pytest.fixture
+def other_admin(person: Callable[..., Any], client_for: Callable[[Any], Any]) -> Any:
+    return client_for(person("otto", Role.ZONE_ADMIN, OTHER))
+
+
+def test_another_zones_node_key_is_a_409_never_a_move(z1_graph: None, other_admin: Any) -> None:
+    response = other_admin.post(
+        "/api/v1/graph/nodes/",
+        {"key": "doc:z1-policy", "type": "document", "label": "mine now", "zone": OTHER},
+        format="json",
+    )
+    assert response.status_code == 409
+    assert response.json()["error"]["field"] == "key"
+    node = GraphNode.objects.get(key="doc:z1-policy")
+    assert (node.zone, node.label) == (ZONE, "doc:z1-policy")
+
+
+def test_a_shared_node_cannot_be_rewritten_or_deleted_by_a_zone_admin(
+    z1_graph: None, other_admin: Any
+) -> None:
+    shared = GraphNode.objects.get(key="person:shared")
+    written = other_admin.post(
+        "/api/v1/graph/nodes/",
+        {"key": "person:shared", "type": "person", "label": "renamed", "zone": OTHER},
+        format="json",
+    )
+    deleted = other_admin.delete(f"/api/v1/graph/nodes/{shared.pk}/?zone={OTHER}")
+    assert (written.status_code, deleted.status_code) == (403, 403)
+    shared.refresh_from_db()
+    assert (shared.label, shared.zone) == ("Shared", "")
+    assert GraphEdge.objects.filter(target=shared).count() == 1
+
+
+def test_an_edge_onto_another_zones_node_is_a_409(z1_graph: None, other_admin: Any) -> None:
+    before = GraphEdge.objects.count()
+    response = other_admin.post(
+        "/api/v1/graph/edges/",
+        {
+            "source": {"key": "decision:mine", "type": "decision", "label": "Mine"},
+            "target": {"key": "doc:z1-policy"},
+            "type": "references",
+            "zone": OTHER,
+        },
+        format="json",
+    )
+    assert response.status_code == 409
+    assert GraphEdge.objects.count() == before
+
+
+def test_an_import_onto_another_zones_node_is_a_409_and_writes_nothing(
+    z1_graph: None, other_admin: Any
+) -> None:
+    before = (GraphNode.objects.count(), GraphEdge.objects.count())
+    body = json.dumps(edge("decision:mine", "doc:z1-policy", "references", tt="document"))
+    response = other_admin.post(
+        f"/api/v1/graph/import/?zone={OTHER}", data=body, content_type="application/x-ndjson"
+    )
+    assert response.status_code == 409
+    assert (GraphNode.objects.count(), GraphEdge.objects.count()) == before
+
+
+def test_an_edge_onto_a_shared_node_stays_in_the_writers_zone(
+    z1_graph: None, other_admin: Any
+) -> None:
+    response = other_admin.post(
+        "/api/v1/graph/edges/",
+        {
+            "source": {"key": "decision:mine", "type": "decision", "label": "Mine"},
+            "target": {"key": "person:shared", "type": "person", "label": "Renamed?"},
+            "type": "approved_by",
+            "zone": OTHER,
+        },
+        format="json",
+    )
+    assert response.status_code == 201, response.json()
+    shared = GraphNode.objects.get(key="person:shared")
+    assert (shared.label, shared.zone) == ("Shared", "")  # named, never changed
+
+
+def test_a_shared_nodes_edges_are_read_within_the_readers_zones(
+    z1_graph: None, person: Callable[..., Any], client_for: Callable[[Any], Any]
+) -> None:
+    shared = GraphNode.objects.get(key="person:shared")
+    outsider = client_for(person("olga", Role.REVIEWER, OTHER))
+    insider = client_for(person("ines", Role.REVIEWER, ZONE))
+    outside = outsider.get(f"/api/v1/graph/nodes/{shared.pk}/").json()
+    inside = insider.get(f"/api/v1/graph/nodes/{shared.pk}/").json()
+    assert outside["edges"] == []
+    assert [e["zone"] for e in inside["edges"]] == [ZONE]
