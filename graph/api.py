@@ -30,7 +30,7 @@ from graph import queries, services, store
 from graph.core.types import EdgeType, NodeType
 from graph.models import GraphEdge, GraphNode, GraphRiskFlag, RiskFlagStatus
 from maria.errors import ApplicationError, Forbidden, NotFound, TooLarge
-from maria.parsers import StrictJSONParser
+from maria.parsers import StrictJSONParser, read_body
 
 MAX_IMPORT_ROWS = 200_000
 GraphOut = inline_serializer("GraphResult", {"zone": serializers.CharField(required=False)})
@@ -514,7 +514,7 @@ class TextParser(BaseParser):
     media_type = "*/*"
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
-        raw = stream.read() if stream is not None else b""
+        raw = read_body(stream)
         try:
             return str(raw.decode("utf-8-sig"))
         except UnicodeDecodeError as error:
