@@ -2,14 +2,15 @@
 fitted model into a calibrated probability that the evidence supports the claim.
 
 Pure: no Django. The signals (docs/math.md §9) are the rule checks of `evidence.grounding`
-(which calls this module from `check_claim`)
-(numbers, reversals, key-term coverage) and signals that do not depend on our own corpus:
-the best supporting sentence anywhere in the evidence, names the evidence never mentions,
-negation that differs from that sentence, and character n-gram overlap (which needs no
-word segmentation, so it reads Japanese as well as English). A logistic regression per language
-over the standardised signals gives a score; an isotonic map fitted on held-out folds turns it
-into a probability (among claims given 0.8, about 80% are supported). The model is a small
-JSON file (`verifier_model.json` beside this module), fitted by `manage.py fit_verifier`.
+(numbers, reversals, key-term coverage; grounding calls this module from `check_claim`) and
+signals that do not depend on our own corpus: the best supporting sentence anywhere in the
+evidence, names the evidence never mentions, a negation that differs from that sentence, and
+character n-gram overlap (which needs no word segmentation, so it reads Japanese as well as
+English). Per language, a logistic regression over the standardised signals, its weights
+bounded in sign (evidence found only raises it), gives a score; an isotonic map fitted on
+out-of-fold scores turns it into a probability (among claims given 0.8, about 80% are
+supported). The model is a small JSON file (`verifier_model.json` beside this module),
+fitted by `manage.py fit_verifier` (evidence.verifier_fit).
 """
 
 from __future__ import annotations
