@@ -72,6 +72,20 @@ def test_gunicorn_as_the_readme_runs_it_takes_a_submission(
         assert response.status == 201, answer
         assert answer["zone"] == "G1.U1.P1.Z1"
         assert Decision.objects.get(pk=answer["id"]).gate != ""  # eager: validated already
+
+        # and a chunked body (no Content-Length), which WSGI would read as empty, is a 411
+        chunked = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        chunked.request(
+            "POST",
+            "/api/v1/decisions/",
+            iter([json.dumps(body).encode()]),
+            {"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+            encode_chunked=True,
+        )
+        refused = chunked.getresponse()
+        assert refused.status == 411
+        assert json.loads(refused.read())["error"]["code"] == "length_required"
+        assert Decision.objects.count() == 1
     finally:
         server.terminate()
         server.wait(20)
