@@ -7,8 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import transaction
+
 from coordinates.coordinate import Coordinate
 from coordinates.models import ApiToken
+from decisions import events
 from decisions.services import Submitted, decision_submit
 from evidence.models import Paragraph
 from evidence.search import search_paragraphs
@@ -23,6 +26,15 @@ class Refusal:
     """Why no answer: what was found, how close it came, what the asker could try."""
 
     context: dict[str, Any]
+
+
+def _refused(token: ApiToken, question: str, zone: Coordinate, context: dict[str, Any]) -> Refusal:
+    """A refusal leaves its record too: an auditor sees every question the engine declined."""
+    with transaction.atomic():
+        event = events.ask_refused(
+            zone=str(zone), actor=token.user, question=question, context=context
+        )
+    return Refusal({**context, "trail_event": f"{event.chain}#{event.seq}"})
 
 
 def _sentences_with_spans(text: str) -> list[tuple[str, int, int]]:
@@ -62,7 +74,10 @@ def ask(
             chosen.append(row)
     if not chosen or agent is None:
         best = scored[0][0] if scored else 0.0
-        return Refusal(
+        return _refused(
+            token,
+            question,
+            zone,
             {
                 "question": question,
                 "zone": str(zone),
@@ -82,7 +97,7 @@ def ask(
                     "use the words the documents use (amounts, roles, article numbers)",
                     "ask in the zone whose documents cover the subject",
                 ],
-            }
+            },
         )
     claims: list[dict[str, Any]] = [
         {

@@ -9,8 +9,9 @@ validation report) goes in as its content hash, never as content. To add a kind:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from trail import ledger
 
@@ -35,6 +36,7 @@ class Kind(StrEnum):
     DECISION_COMPLETED = "decision.completed"
     DECISION_FAILED = "decision.failed"
     DECISION_ESCALATED = "decision.escalated"
+    ASK_REFUSED = "ask.refused"
 
 
 def _decision(
@@ -140,3 +142,24 @@ def decision_escalated(decision: Decision, *, to: str) -> TrailEvent:
     """Past its review SLA: handed up to the parent level's authority."""
     due = decision.due_at.isoformat() if decision.due_at else None
     return _decision(decision, Kind.DECISION_ESCALATED, to=to, due_at=due)
+
+
+def ask_refused(
+    *, zone: str, actor: AbstractBaseUser, question: str, context: Mapping[str, Any]
+) -> TrailEvent:
+    """`ask` found nothing good enough and answered nothing: what it found and how close it
+    came, on the zone's chain (the question as its hash, as graph answers keep it)."""
+    return ledger.append(
+        kind=Kind.ASK_REFUSED,
+        chain=ledger.chain_for(zone),
+        actor=actor,
+        payload={
+            "question": ledger.content_hash(question.encode()),
+            "found": [
+                {"document": f["document"], "paragraph": f["paragraph"], "overlap": f["overlap"]}
+                for f in context.get("found", [])
+            ],
+            "score": context.get("score"),
+            "threshold": context.get("threshold"),
+        },
+    )

@@ -1,0 +1,55 @@
+"""`POST /api/v1/ask/`: the engine answers from its own documents, citing them, or refuses
+with what it found; a refusal is on the trail like an answer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from decisions.models import Decision
+from tests.decisions.conftest import AGENT, ZONE
+from trail.models import TrailEvent
+from trail.verify import verify_database
+
+pytestmark = pytest.mark.django_db
+
+
+def ask(agent_client: Callable[[str], Any], question: str) -> Any:
+    return agent_client(AGENT).post(
+        "/api/v1/ask/", {"question": question, "zone": ZONE}, format="json"
+    )
+
+
+def test_a_question_the_documents_answer_is_submitted_with_its_citations(
+    policy_doc: Any, agent_client: Callable[[str], Any], django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        response = ask(agent_client, "Who approves expenses above 500,000 yen?")
+    assert response.status_code == 201, response.json()
+    decision = Decision.objects.get(pk=response.json()["id"])
+    claims = decision.bundle.claims
+    assert claims
+    assert all(c["citations"] and c["citations"][0]["document"] for c in claims)
+    assert decision.report is not None  # validated like any answer
+    assert not TrailEvent.objects.filter(kind="ask.refused").exists()
+
+
+def test_a_question_nothing_answers_is_refused_and_the_refusal_is_on_the_trail(
+    policy_doc: Any, agent_client: Callable[[str], Any]
+) -> None:
+    question = "What colour is the cafeteria on Mars?"
+    response = ask(agent_client, question)
+    assert response.status_code == 200
+    refusal = response.json()["refusal"]
+    assert response.json()["decision"] is None
+    assert refusal["try"]
+    # the refusal is recorded where an auditor reads the zone's trail
+    event = TrailEvent.objects.get(kind="ask.refused")
+    assert refusal["trail_event"] == f"{event.chain}#{event.seq}"
+    assert event.chain == ZONE
+    assert event.actor == f"agent:{AGENT}"
+    assert event.payload["threshold"] == refusal["threshold"]
+    assert question not in str(event.payload)  # kept as its hash, not its text
+    assert verify_database().intact
