@@ -11,22 +11,15 @@ from django.db import OperationalError
 from django.dispatch import receiver
 
 from evidence.signals import version_stored
+from evidence.tasks import RETRIED
 from graph.feed import FOLLOW_AFTER, SCAN_AFTER, trail_follow
 from graph.services import graph_risk_scan_all
 from graph.signals import risk_scan_wanted
 from graph.store import version_extract
 from trail.signals import events_committed
 
-# Retried with jittered backoff; the tasks are idempotent, so a second run does no harm.
-RETRIED = {
-    "bind": True,
-    "acks_late": True,
-    "autoretry_for": (Exception,),
-    "retry_backoff": 2,
-    "retry_jitter": True,
-    "max_retries": 5,
-}
-# The graph's own runs, retried only when the database was unreachable.
+# RETRIED is the evidence store's policy (jittered backoff; the tasks are idempotent). The
+# graph's own runs are retried only when the database was unreachable.
 RETRIED_ON_DATABASE = {**RETRIED, "autoretry_for": (OperationalError,)}
 
 
