@@ -23,6 +23,7 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from audit import integrity
 from coordinates.coordinate import Coordinate
 from coordinates.models import Role
 from coordinates.selectors import agent_of, coordinate_from, has_role, role_scopes, zone_get
@@ -119,6 +120,16 @@ class TrailExportView(APIView):
                 description="A zone-tree coordinate: its chain and every chain beneath it.",
             ),
             OpenApiParameter(
+                "include",
+                OpenApiTypes.STR,
+                enum=["evidence"],
+                description=(
+                    "`evidence`: after the events, the bundles, reports and cited paragraphs "
+                    "(with their versions' hashes) the exported events name, so that "
+                    "`verify_trail --file` re-hashes them offline."
+                ),
+            ),
+            OpenApiParameter(
                 "since",
                 OpenApiTypes.DATETIME,
                 description=(
@@ -145,6 +156,9 @@ class TrailExportView(APIView):
                 )
         since_text = request.query_params.get("since")
         since = parse_since(since_text) if since_text is not None else None
+        include = request.query_params.get("include")
+        if include not in (None, "evidence"):
+            raise ApplicationError("include takes one value: evidence", field="include")
         scopes = _scopes(request, zone)
         if zone is not None:
             zone_get(zone, field="zone")  # only now: an outsider learns nothing about zones
@@ -152,7 +166,12 @@ class TrailExportView(APIView):
             label = str(zone)
         else:
             label = "all" if scopes is None else ",".join(map(str, scopes))
-        lines = export.export_lines(scopes=scopes, since=since, label=label)
+        lines = export.export_lines(
+            scopes=scopes,
+            since=since,
+            label=label,
+            appendix=integrity.evidence_records if include == "evidence" else None,
+        )
         asgi = isinstance(request._request, ASGIRequest)
         response = StreamingHttpResponse(
             _chunks(lines) if asgi else lines, content_type=CONTENT_TYPE

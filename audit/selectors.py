@@ -10,6 +10,7 @@ from datetime import date, datetime
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from audit import integrity
 from coordinates.coordinate import Coordinate, CoordinateError, parse
 from coordinates.models import Role
 from coordinates.selectors import AnyUser, beneath, in_scopes, within
@@ -95,11 +96,22 @@ def _since_moment(since: date | None) -> datetime | None:
 
 
 def trail_export(scopes: Sequence[Coordinate] | None, since: date | None) -> Iterator[str]:
+    """The page's export: the range's chains with the evidence their events name."""
     label = ",".join(str(s) for s in scopes) if scopes is not None else "all"
-    return export.export_lines(scopes=scopes, since=_since_moment(since), label=label)
+    return export.export_lines(
+        scopes=scopes,
+        since=_since_moment(since),
+        label=label,
+        appendix=integrity.evidence_records,
+    )
 
 
 def trail_verify(scopes: Sequence[Coordinate] | None, since: date | None) -> verify.TrailReport:
-    """Verify exactly the range the page shows: the export of those chains, checked as an
-    auditor's copy would be (decisions.trail.verify_export)."""
-    return export.verify_export(trail_export(scopes, since), source="the shown range")
+    """Verify exactly the range the page shows: the export of those chains and their
+    evidence, checked as an auditor's copy would be (trail.export.verify_export, with the
+    evidence re-hashed by audit.integrity)."""
+    return export.verify_export(
+        trail_export(scopes, since),
+        source="the shown range",
+        appendix_check=integrity.verify_evidence_records,
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pgtrigger
 from django.conf import settings
 from django.db import models
 from pgvector.django import VectorField
@@ -171,3 +172,78 @@ class ValidationReport(models.Model):
         if self.pk is not None:
             raise ValueError("a validation report is immutable")
         super().save(*args, **kwargs)
+
+
+# --- database protection ------------------------------------------------------------------
+#
+# What a report judged must stay what it judged (docs/architecture.md, "The trail"): bundles
+# and reports never change and are never deleted; a version and its paragraphs keep their
+# text, hashes, place and zone, and change only where the store moves them on: a version is
+# superseded once and embedded, a paragraph stops being current once and gets (new)
+# embeddings. A document keeps its zone and key. PostgreSQL: compiled by django-pgtrigger and
+# installed by migration 0010 (registered here, not in Meta.triggers, like the trail's);
+# SQLite: the twins in that migration. `manage.py verify_trail` re-hashes what bypasses them.
+
+_VERSION_FIXED = (
+    "document_id",
+    "version",
+    "title",
+    "kind",
+    "status",
+    "effective_date",
+    "format",
+    "text",
+    "content_hash",
+    "supersedes_id",
+    "created_by_id",
+    "created_at",
+)
+_PARAGRAPH_FIXED = ("version_id", "number", "section", "start", "end", "text", "text_hash", "zone")
+_DOCUMENT_FIXED = ("zone_id", "key", "created_at")
+
+
+def _changed(fields: tuple[str, ...]) -> pgtrigger.Q:
+    condition = pgtrigger.Q()
+    for name in fields:
+        condition |= pgtrigger.Q(**{f"old__{name}__df": pgtrigger.F(f"new__{name}")})
+    return condition
+
+
+BUNDLE_TRIGGERS = (
+    pgtrigger.Protect(name="bundle_append_only", operation=pgtrigger.Update | pgtrigger.Delete),
+)
+REPORT_TRIGGERS = (
+    pgtrigger.Protect(name="report_append_only", operation=pgtrigger.Update | pgtrigger.Delete),
+)
+VERSION_TRIGGERS = (
+    pgtrigger.Protect(name="version_no_delete", operation=pgtrigger.Delete),
+    pgtrigger.Protect(
+        name="version_fixed",
+        operation=pgtrigger.Update,
+        condition=_changed(_VERSION_FIXED)
+        | pgtrigger.Q(
+            old__superseded_at__isnull=False,
+            old__superseded_at__df=pgtrigger.F("new__superseded_at"),
+        ),
+    ),
+)
+PARAGRAPH_TRIGGERS = (
+    pgtrigger.Protect(name="paragraph_no_delete", operation=pgtrigger.Delete),
+    pgtrigger.Protect(
+        name="paragraph_fixed",
+        operation=pgtrigger.Update,
+        condition=_changed(_PARAGRAPH_FIXED) | pgtrigger.Q(old__current=False, new__current=True),
+    ),
+)
+DOCUMENT_TRIGGERS = (
+    pgtrigger.Protect(name="document_no_delete", operation=pgtrigger.Delete),
+    pgtrigger.Protect(
+        name="document_fixed", operation=pgtrigger.Update, condition=_changed(_DOCUMENT_FIXED)
+    ),
+)
+
+pgtrigger.register(*BUNDLE_TRIGGERS)(EvidenceBundle)
+pgtrigger.register(*REPORT_TRIGGERS)(ValidationReport)
+pgtrigger.register(*VERSION_TRIGGERS)(DocumentVersion)
+pgtrigger.register(*PARAGRAPH_TRIGGERS)(Paragraph)
+pgtrigger.register(*DOCUMENT_TRIGGERS)(Document)

@@ -19,7 +19,7 @@ from django.utils.text import slugify
 
 from coordinates.coordinate import Coordinate
 from coordinates.models import Zone
-from evidence import parsing
+from evidence import events, parsing
 from evidence.embeddings import Embedder, get_embedder
 from evidence.models import (
     EMBEDDING_DIM,
@@ -161,7 +161,7 @@ def document_ingest(
             current.paragraphs.update(current=False)
         if document.title != name:
             Document.objects.filter(pk=document.pk).update(title=name)
-        Paragraph.objects.bulk_create(
+        stored = Paragraph.objects.bulk_create(
             Paragraph(
                 version=version,
                 number=p.number,
@@ -173,6 +173,12 @@ def document_ingest(
                 zone=zone.coordinate,
             )
             for p in parsed.paragraphs
+        )
+        events.version_stored(
+            version,
+            ((p.number, p.start, p.end, p.text_hash) for p in stored),
+            zone=zone.coordinate,
+            actor=actor,
         )
         corpus_bump()
         version_id = version.pk

@@ -66,9 +66,9 @@ def _trail_emptied_before_flush(request: pytest.FixtureRequest) -> Any:
         request.getfixturevalue("transactional_db")
     yield
     if transactional:
-        from tests.trail_support import empty_trail
+        from tests.trail_support import empty_database
 
-        empty_trail()
+        empty_database()
 
 
 ORG = ["G1.U1.P1.Z1", "G1.U1.P1.Z2", "G1.U1.P2.Z1", "G2.U1.P1.Z1"]

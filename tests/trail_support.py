@@ -1,5 +1,6 @@
-"""Trail tooling for tests: bypass the protective triggers, and empty the trail so that a
-transactional test's flush (which the triggers would refuse) can run.
+"""Trail tooling for tests: bypass the protective triggers (the trail's and the evidence's),
+and empty the database so that a transactional test's flush (which the triggers would
+refuse) can run.
 
 `triggers_bypassed()` does what an attacker with database rights would: PostgreSQL
 `session_replication_role = replica` (superuser; ordinary triggers do not fire), SQLite drops
@@ -11,14 +12,23 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from django.core.management import call_command
 from django.db import connection, transaction
 
 TRAIL_TABLES = ("decisions_decisionevent", "decisions_trailcheckpoint", "decisions_trailhead")
+EVIDENCE_TABLES = (
+    "evidence_evidencebundle",
+    "evidence_validationreport",
+    "evidence_documentversion",
+    "evidence_paragraph",
+    "evidence_document",
+)
+PROTECTED_TABLES = TRAIL_TABLES + EVIDENCE_TABLES
 
 
 @contextmanager
 def triggers_bypassed() -> Iterator[None]:
-    """Inside, the trail's protective triggers do not fire (on this connection)."""
+    """Inside, the protective triggers do not fire (on this connection)."""
     with transaction.atomic(), connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute("SET LOCAL session_replication_role = replica")
@@ -27,7 +37,7 @@ def triggers_bypassed() -> Iterator[None]:
             finally:
                 cursor.execute("SET LOCAL session_replication_role = origin")
             return
-        names = ", ".join(f"'{table}'" for table in TRAIL_TABLES)
+        names = ", ".join(f"'{table}'" for table in PROTECTED_TABLES)
         cursor.execute(
             f"SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN ({names})"  # noqa: S608
         )
@@ -42,7 +52,14 @@ def triggers_bypassed() -> Iterator[None]:
 
 
 def empty_trail() -> None:
-    """Delete every trail row, triggers bypassed: for teardown before Django's flush."""
+    """Delete every trail row, triggers bypassed."""
     with triggers_bypassed(), connection.cursor() as cursor:
         for table in TRAIL_TABLES:
             cursor.execute(f"DELETE FROM {table}")  # noqa: S608
+
+
+def empty_database() -> None:
+    """Empty every table, triggers bypassed: for a transactional test's teardown, before
+    Django's own flush, which then finds nothing to refuse."""
+    with triggers_bypassed():
+        call_command("flush", interactive=False, verbosity=0, inhibit_post_migrate=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import groupby
@@ -60,18 +60,26 @@ def _json_line(record: Mapping[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
+Appendix = Callable[[list[dict[str, Any]]], Iterable[dict[str, Any]]]
+# Checks an export's appendix records against its events' bodies: (problems, rows checked).
+AppendixCheck = Callable[[list[dict[str, Any]], list[dict[str, Any]]], tuple[list[str], int]]
+
+
 def export_lines(
     *,
     scopes: Sequence[Coordinate] | None,
     since: datetime | None = None,
     label: str = "",
+    appendix: Appendix | None = None,
 ) -> Iterator[str]:
     """The trail as JSON Lines: a header, the latest checkpoint's entries for these chains,
     every event (whole chains, or each chain from its first event at or after `since`), an
     end line with the count. `verify_trail --file` checks it without the database.
 
     Each event line carries chain, seq, prev_hash, hash and `canonical`: the exact hashed
-    bytes as a JSON string, which round-trips to the same UTF-8 bytes.
+    bytes as a JSON string, which round-trips to the same UTF-8 bytes. `appendix`, given the
+    exported events' bodies, yields records (typed "evidence.*": the evidence the events
+    name, audit.integrity) written after the events, before the end line.
     """
     yield _json_line(
         {
@@ -108,11 +116,14 @@ def export_lines(
         # From each chain's first event since then on, so every chain is one whole segment.
         rows = rows.filter(seq__gte=Subquery(first_since))
     count = 0
+    bodies: list[dict[str, Any]] = []
     columns = ("pk", "chain", "seq", "prev_hash", "hash", "canonical")
     for pk, chain, seq, prev_hash, event_hash, canonical in (
         rows.order_by("chain", "seq").values_list(*columns).iterator(chunk_size=2000)
     ):
         count += 1
+        if appendix is not None:
+            bodies.extend(_body(bytes(canonical)))
         yield _json_line(
             {
                 "type": "trail.event",
@@ -126,7 +137,22 @@ def export_lines(
                 "canonical": bytes(canonical).decode("utf-8", errors="replace"),
             }
         )
-    yield _json_line({"type": "trail.end", "events": count})
+    records = 0
+    if appendix is not None:
+        for record in appendix(bodies):
+            records += 1
+            yield _json_line(record)
+    yield _json_line({"type": "trail.end", "events": count, "records": records})
+
+
+def _body(canonical: bytes) -> list[dict[str, Any]]:
+    """The decoded body, or nothing when the bytes are not a JSON object (the chain's own
+    verification reports them as altered)."""
+    try:
+        body = json.loads(canonical)
+    except ValueError:
+        return []
+    return [body] if isinstance(body, dict) else []
 
 
 # --- verifying an export -----------------------------------------------------------------
@@ -176,6 +202,10 @@ class _ExportState:
     checkpoints: set[tuple[Any, Any]] = field(default_factory=set)
     events: int = 0
     end: dict[str, Any] | None = None
+    records: list[dict[str, Any]] = field(default_factory=list)  # the appendix
+    bodies: list[dict[str, Any]] | None = (
+        None  # decoded event bodies, when an appendix check wants them
+    )
 
 
 def _export_events(
@@ -198,21 +228,30 @@ def _export_events(
                 raise _ExportFormatError(f"line {number}: malformed checkpoint") from None
             state.checkpoints.add((record.get("checkpoint"), record.get("checkpoint_hash")))
         elif kind == "trail.event":
+            if state.records:
+                raise _ExportFormatError(f"line {number}: an event after the evidence records")
             chain, link = _event_link(number, record)
             state.events += 1
+            if state.bodies is not None:
+                state.bodies.extend(_body(link.canonical))
             # The line's chain and seq are what the verifier groups and orders by; the body
             # is what was hashed. They must agree, or a renamed chain would verify.
             yield chain, link, {"chain": chain, "seq": link.seq}
         elif kind == "trail.end":
             state.end = record
+        elif kind.startswith("evidence."):
+            state.records.append(record)
         else:
             raise _ExportFormatError(f"line {number}: unknown record type {kind!r}")
 
 
-def verify_export(lines: Iterable[str | bytes], *, source: str) -> TrailReport:
+def verify_export(
+    lines: Iterable[str | bytes], *, source: str, appendix_check: AppendixCheck | None = None
+) -> TrailReport:
     """Verify a JSON Lines export offline (no database): every chain segment, the body's
     own chain and seq against the line's, the checkpoint entries it carries, and the end
-    line's count (a cut-off file has none).
+    line's count (a cut-off file has none). `appendix_check` re-checks the evidence records
+    an `?include=evidence` export carries against the events' hashes (audit.integrity).
 
     A `since` export starts chains mid-way: their first prev_hash is taken on trust and the
     report says so. A full export must start every chain at seq 1. The checkpoint entries
@@ -221,7 +260,7 @@ def verify_export(lines: Iterable[str | bytes], *, source: str) -> TrailReport:
     """
     started = time.perf_counter()
     report = TrailReport(source=source)
-    state = _ExportState()
+    state = _ExportState(bodies=[] if appendix_check is not None else None)
     records = _records(lines)
     done: set[str] = set()
     try:
@@ -271,6 +310,14 @@ def verify_export(lines: Iterable[str | bytes], *, source: str) -> TrailReport:
                 f"the end line counts {state.end.get('events')} events, "
                 f"the export has {state.events}"
             )
+        elif state.end.get("records", 0) != len(state.records):
+            report.problems.append(
+                f"the end line counts {state.end.get('records')} evidence records, "
+                f"the export has {len(state.records)}"
+            )
+        if appendix_check is not None and state.bodies is not None:
+            problems, report.evidence_checked = appendix_check(state.bodies, state.records)
+            report.problems.extend(problems)
     except _ExportFormatError as error:
         report.problems.append(str(error))
     report.chains.sort(key=lambda result: result.chain)

@@ -102,6 +102,7 @@ class TrailReport:
     problems: list[str] = field(default_factory=list)  # not tied to one event
     checkpoint: str = "no checkpoint"
     seconds: float = 0.0
+    evidence_checked: int | None = None  # rows of evidence re-hashed (audit.integrity)
 
     @property
     def events(self) -> int:
@@ -128,6 +129,8 @@ class TrailReport:
         counts = (
             f"{len(self.chains)} chains, {self.events:,} events in {self.seconds:.2f} s ({rate})"
         )
+        if self.evidence_checked is not None:
+            counts += f", {self.evidence_checked:,} evidence rows re-hashed"
         if self.intact:
             return f"trail intact: {counts}"
         first = self.broken[0].describe() if self.broken else f"PROBLEM: {self.problems[0]}"
@@ -337,11 +340,13 @@ def verify_database(
     digests: bool = False,
     fast: bool | None = None,
 ) -> TrailReport:
-    """Verify every chain in the database, its head row and the chosen checkpoint.
+    """Verify every chain in the database, its head row and the chosen checkpoint, and that
+    every event's columns (chain, seq, kind, decision, actor, reason, time: what the
+    auditor's pages show) agree with its hashed body.
 
-    `deep` also decodes every body and checks the indexed columns agree with it (slow).
-    `digests` computes each chain's all-hashes digest (for a new checkpoint). `fast` forces
-    the PostgreSQL fast path on or off (default: on PostgreSQL unless `deep`).
+    `deep` hashes every event in this process instead of trusting the server's sha256 on
+    the PostgreSQL fast path. `digests` computes each chain's all-hashes digest (for a new
+    checkpoint). `fast` forces the fast path on or off (default: on PostgreSQL unless `deep`).
     """
     started = time.perf_counter()
     report = TrailReport(source="database")
@@ -372,8 +377,12 @@ def verify_database(
 
         if use_fast:
             results = _verify_fast(entries, digests=digests)
+            # The columns, compared by the server; a chain that differs is walked here,
+            # which names the event and the column.
+            for chain in _column_mismatches(results):
+                results[chain] = _verify_reference(entries, digests=digests, only=chain)[chain]
         else:
-            results = _verify_reference(entries, deep=deep, digests=digests)
+            results = _verify_reference(entries, digests=digests)
         for chain in sorted(set(entries) - set(results)):
             # A chain the checkpoint sealed that has no events left at all.
             results[chain] = verify_segment(chain, [], checkpoint=entries[chain])
@@ -442,47 +451,72 @@ def _check_head(result: ChainResult, head: TrailHead | None) -> ChainResult:
     )
 
 
-def _db_links(chain: str | None, *, deep: bool) -> Iterator[tuple[str, ChainLink, dict[str, Any]]]:
+def _db_links(chain: str | None) -> Iterator[tuple[str, ChainLink, dict[str, Any]]]:
     rows = TrailEvent.objects.order_by("chain", "seq")
     if chain is not None:
         rows = rows.filter(chain=chain)
     fields = ["chain", "seq", "prev_hash", "hash", "canonical"]
-    if deep:
-        fields += ["kind", "decision_id", "actor", "reason", "created_at"]
+    fields += ["kind", "decision_id", "actor", "reason", "created_at"]
     for row in rows.values_list(*fields).iterator(chunk_size=5000):
         link = ChainLink(row[1], row[2], row[3], bytes(row[4]))
-        columns: dict[str, Any] = {}
-        if deep:
-            columns = {
-                "chain": row[0],
-                "seq": row[1],
-                "kind": row[5],
-                "decision": row[6],
-                "actor": row[7],
-                "reason": row[8],
-                "at": iso_time(row[9]),
-            }
+        columns = {
+            "chain": row[0],
+            "seq": row[1],
+            "kind": row[5],
+            "decision": row[6],
+            "actor": row[7],
+            "reason": row[8],
+            "at": iso_time(row[9]),
+        }
         yield row[0], link, columns
 
 
 def _verify_reference(
     entries: Mapping[str, CheckpointEntry],
     *,
-    deep: bool,
     digests: bool,
     only: str | None = None,
 ) -> dict[str, ChainResult]:
     """The plain walk (trail.chain) over every chain, or `only` one."""
     results: dict[str, ChainResult] = {}
-    for chain, group in groupby(_db_links(only, deep=deep), key=itemgetter(0)):
+    for chain, group in groupby(_db_links(only), key=itemgetter(0)):
         mismatch = Mismatch()
         links = columns_checked(((link, columns) for _, link, columns in group), mismatch)
         result = verify_segment(chain, links, checkpoint=entries.get(chain), digest_all=digests)
         # Drain what the verifier left after a break, so groupby moves to the next chain.
         for _ in links:
             pass
-        results[chain] = with_mismatch(result, mismatch) if deep else result
+        results[chain] = with_mismatch(result, mismatch)
     return results
+
+
+# The columns an auditor reads, against the hashed body, compared by the server (one pass
+# over the table; measured in bench/bench_trail.py). IS DISTINCT FROM: a NULL on either side
+# is a difference, never a pass. A body that is not UTF-8 JSON makes the cast fail: then
+# every chain is walked here.
+_COLUMNS_SQL = (
+    "SELECT chain FROM (SELECT chain, seq, kind, decision_id, actor, reason, created_at, "
+    "pg_catalog.convert_from(canonical, 'UTF8')::jsonb AS body FROM {table}) AS event "
+    "WHERE body->>'chain' IS DISTINCT FROM chain OR (body->>'seq')::bigint IS DISTINCT FROM seq "
+    "OR body->>'kind' IS DISTINCT FROM kind "
+    "OR (body->>'decision')::bigint IS DISTINCT FROM decision_id "
+    "OR body->>'actor' IS DISTINCT FROM actor OR body->>'reason' IS DISTINCT FROM reason "
+    "OR body->>'at' IS DISTINCT FROM pg_catalog.to_char(created_at AT TIME ZONE 'UTC', "
+    "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"') GROUP BY chain"
+)
+
+
+def _column_mismatches(results: Mapping[str, ChainResult]) -> list[str]:
+    """Chains (found intact by the fast path) with an event whose columns differ from its
+    body."""
+    table = connection.ops.quote_name(TrailEvent._meta.db_table)
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(_COLUMNS_SQL.format(table=table))
+            chains = {row[0] for row in cursor.fetchall()}
+    except DatabaseError:
+        chains = set(results)
+    return sorted(chain for chain in chains if chain in results and results[chain].intact)
 
 
 # --- the PostgreSQL fast path ------------------------------------------------------------
@@ -514,7 +548,8 @@ def _verify_reference(
 # and checks every seq, link, head row and checkpoint itself; a failing chain goes to the
 # reference walk, which hashes here again. What it does not guard against is someone who
 # controls the database server itself: against that, `verify_trail --file` checks an export
-# offline with nothing but Python's hashlib, and `verify_trail --deep` hashes every event here.
+# offline with nothing but Python's hashlib, `verify_trail --deep` hashes every event here,
+# and the checkpoints' signatures need a key the database does not hold.
 
 _SERVER_EIGHTHS = 1
 _FAST_BLOCK = 256  # ids per block
@@ -594,7 +629,7 @@ def _verify_fast(
             for rows in batches:
                 checker.feed(rows)
     except (DatabaseError, psycopg.Error):
-        return _verify_reference(entries, deep=False, digests=digests)
+        return _verify_reference(entries, digests=digests)
     finally:
         if collecting:
             gc.enable()
@@ -609,7 +644,7 @@ def _verify_fast(
         )
         if progress.failed or short_of_checkpoint:
             # Let the reference walk say where and why.
-            walked = _verify_reference(entries, deep=False, digests=digests, only=chain)
+            walked = _verify_reference(entries, digests=digests, only=chain)
             results[chain] = walked[chain]
             continue
         digest = progress.digest.hexdigest() if digests and progress.digest is not None else None

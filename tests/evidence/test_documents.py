@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 from coordinates.models import Role
 from evidence.models import Document, DocumentVersion, Paragraph
 from tests.samples import CONTRACT_JA, POLICY_EN
+from trail.models import TrailEvent
 
 pytestmark = pytest.mark.django_db
 
@@ -43,7 +44,10 @@ def test_an_agent_ingests_into_its_zone_and_gets_paragraphs_numbered_in_reading_
     assert created["version"] == 1
     assert created["paragraphs"] == 3  # one per numbered section; headings set the sections
     assert len(created["content_hash"]) == 64
-    assert len(callbacks) == 1  # the embedding task, sent after commit
+    # after commit: the embedding task, and the trail's events_committed (the version's seal)
+    assert len(callbacks) == 2
+    sealed = TrailEvent.objects.get(kind="evidence.version_stored")
+    assert sealed.body["payload"]["content_hash"] == created["content_hash"]
     version = DocumentVersion.objects.get()
     paragraphs = list(version.paragraphs.order_by("number"))
     assert [p.number for p in paragraphs] == list(range(1, len(paragraphs) + 1))

@@ -480,6 +480,8 @@ def test_a_re_linked_chain_as_long_as_before_is_caught_by_the_checkpoint_digest(
             TrailEvent.objects.filter(chain=ZONE, seq=link.seq).update(
                 prev_hash=link.prev_hash, hash=link.hash, canonical=link.canonical
             )
+        # the column too, as a careful attacker would: only the checkpoint sees it now
+        TrailEvent.objects.filter(chain=ZONE, seq=2).update(reason="rewritten")
         TrailHead.objects.filter(chain=ZONE).update(hash=links[-1].hash)
     code, out = verify()
     assert code == 1
@@ -577,23 +579,35 @@ def test_a_kept_checkpoint_hash_catches_the_latest_checkpoint_being_rewritten() 
     assert f"no checkpoint has the hash {kept}" in out
 
 
-# --- deep verification -------------------------------------------------------------------
+# --- columns against bodies ---------------------------------------------------------------
 
 
-def test_deep_verification_catches_a_column_that_disagrees_with_the_hashed_body() -> None:
+def test_verification_catches_a_column_that_disagrees_with_the_hashed_body() -> None:
     # given an event whose actor column was changed but whose hashed bytes were not
     fill()
     target = event(ZONE, 4)
     with triggers_bypassed():
         TrailEvent.objects.filter(pk=target.pk).update(actor="mallory", decision_id=7)
-    # then the chain verifies, but --deep names the event and the column
-    assert verify()[0] == 0
-    code, out = verify("--deep")
+    # then plain verification (the fast path on PostgreSQL) and --deep name the event and
+    # the column
+    for args in ((), ("--deep",)):
+        code, out = verify(*args)
+        assert code == 1
+        assert (
+            f"BROKEN at event 4 (id {target.pk}): the 'decision' column says 7 but the hashed "
+            "body says None"
+        ) in out
+
+
+def test_a_rewritten_reason_column_is_found_by_default() -> None:
+    # An auditor reads the reason on the page: the column, not the hashed bytes.
+    fill()
+    target = event(ZONE, 2)
+    with triggers_bypassed():
+        TrailEvent.objects.filter(pk=target.pk).update(reason="approved after a call")
+    code, out = verify()
     assert code == 1
-    assert (
-        f"BROKEN at event 4 (id {target.pk}): the 'decision' column says 7 but the hashed body "
-        "says None"
-    ) in out
+    assert f"BROKEN at event 2 (id {target.pk}): the 'reason' column says" in out
 
 
 def test_verification_output_is_plain_lines_with_a_summary() -> None:

@@ -114,7 +114,7 @@ def test_an_auditor_gets_every_chain_under_their_scopes_and_nothing_else(
     }
     lines = records(content)
     assert lines[0]["type"] == "trail.export"
-    assert lines[-1] == {"type": "trail.end", "events": 12}
+    assert lines[-1] == {"type": "trail.end", "events": 12, "records": 0}
 
 
 def test_a_zone_narrows_the_export_to_its_subtree(
