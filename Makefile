@@ -21,10 +21,15 @@ migrate: install
 	mkdir -p var/static
 	$(BIN)/python manage.py migrate --noinput
 
+# A local checkpoint signing key, made once (production keeps its own: README, Production).
+TRAIL_KEY := var/trail-signing.key
+
 run: migrate
-	$(BIN)/python manage.py seed_demo
+	$(BIN)/python manage.py trail_key --new $(TRAIL_KEY)
+	MARIA_TRAIL_SIGNING_KEY_FILE=$${MARIA_TRAIL_SIGNING_KEY_FILE:-$(TRAIL_KEY)} $(BIN)/python manage.py seed_demo
 	@echo "Serving on http://$(HOST):$(PORT)/ (Ctrl-C stops)"
-	$(BIN)/uvicorn maria.asgi:application --host $(HOST) --port $(PORT) --lifespan off
+	MARIA_TRAIL_SIGNING_KEY_FILE=$${MARIA_TRAIL_SIGNING_KEY_FILE:-$(TRAIL_KEY)} \
+	  $(BIN)/uvicorn maria.asgi:application --host $(HOST) --port $(PORT) --lifespan off
 
 test: install
 	$(BIN)/pytest $(PYTEST_ARGS)

@@ -18,17 +18,25 @@ from django.http import StreamingHttpResponse
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from audit import integrity
 from coordinates.coordinate import Coordinate
 from coordinates.models import Role
 from coordinates.selectors import agent_of, coordinate_from, has_role, role_scopes, zone_get
-from maria.errors import ApplicationError, Forbidden
-from trail import export
+from maria.errors import ApplicationError, Forbidden, NotFound
+from trail import export, signing
 
 CONTENT_TYPE = "application/x-ndjson"
 LINES_PER_CHUNK = 500
@@ -181,3 +189,36 @@ class TrailExportView(APIView):
             f'attachment; filename="trail-{zone or "all"}-{stamp}.jsonl"'
         )
         return response
+
+
+class TrailPublicKeyView(APIView):
+    """The key that verifies the checkpoints' signatures: public, for auditors to keep."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        summary="The public key that verifies the trail's checkpoint signatures",
+        description=(
+            "Ed25519, the 32 raw bytes in base64, and the key id each signed checkpoint "
+            "names. Keep a copy outside this system and pass it to "
+            "`manage.py verify_trail --public-key`. 404 when checkpoints are not signed."
+        ),
+        responses={
+            200: inline_serializer(
+                "TrailPublicKey",
+                {
+                    "algorithm": serializers.CharField(),
+                    "key_id": serializers.CharField(),
+                    "public_key": serializers.CharField(),
+                },
+            ),
+            404: OpenApiResponse(description="no signing key is configured"),
+        },
+    )
+    def get(self, request: Request) -> Response:
+        key = signing.public_key()
+        if key is None:
+            raise NotFound("checkpoints are not signed here (no MARIA_TRAIL_SIGNING_KEY)")
+        return Response(
+            {"algorithm": signing.ALGORITHM, "key_id": key.key_id, "public_key": key.text}
+        )

@@ -13,4 +13,5 @@ urlpatterns: list[URLPattern] = [
 
 api_urlpatterns: list[URLPattern] = [
     path("trail/", api.TrailExportView.as_view(), name="trail-export"),
+    path("trail/public-key/", api.TrailPublicKeyView.as_view(), name="trail-public-key"),
 ]

@@ -309,3 +309,15 @@ MARIA_JUDGE_MODEL = env.str("MARIA_JUDGE_MODEL", default="gpt-4o-mini")
 MARIA_JUDGE_API_KEY = env.str("MARIA_JUDGE_API_KEY", default="")
 MARIA_JUDGE_TIMEOUT = env.float("MARIA_JUDGE_TIMEOUT", default=10.0)
 MARIA_JUDGE_RETRIES = env.int("MARIA_JUDGE_RETRIES", default=2)
+
+# Checkpoints are signed with a key the database does not hold (trail.signing): the base64
+# of a 32-byte Ed25519 seed, or a file holding it (`manage.py trail_key --new FILE` makes
+# one; `make run` makes var/trail-signing.key). Without either, checkpoints are unsigned.
+MARIA_TRAIL_SIGNING_KEY = env.str("MARIA_TRAIL_SIGNING_KEY", default="")
+MARIA_TRAIL_SIGNING_KEY_FILE = env.str("MARIA_TRAIL_SIGNING_KEY_FILE", default="")
+# After a rotation: the earlier keys' public halves (base64, comma-separated), so that the
+# checkpoints they signed still verify.
+MARIA_TRAIL_PREVIOUS_PUBLIC_KEYS = env.list("MARIA_TRAIL_PREVIOUS_PUBLIC_KEYS", default=[])
+# Where each signed checkpoint is also handed, after it commits: a file path (one JSON line
+# a checkpoint, appended) or an http(s) URL (POSTed as JSON). Empty: nowhere.
+MARIA_TRAIL_WITNESS = env.str("MARIA_TRAIL_WITNESS", default="")

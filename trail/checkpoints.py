@@ -7,6 +7,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from trail import signing, witness
 from trail.chain import (
     GENESIS,
     canonical_json,
@@ -54,18 +55,24 @@ def checkpoint_create() -> TrailCheckpoint:
                 "chains": chains,
             }
         )
+        sealed = chain_hash(prev_hash, body)
+        signature, key_id = signing.sign(sealed)
         try:
             # A savepoint, so a lost race leaves the caller's transaction usable.
             with transaction.atomic():
-                return TrailCheckpoint.objects.create(
+                checkpoint = TrailCheckpoint.objects.create(
                     seq=seq,
                     created_at=now,
                     prev_hash=prev_hash,
-                    hash=chain_hash(prev_hash, body),
+                    hash=sealed,
                     chains=len(chains),
                     events=events,
                     canonical=body,
+                    signature=signature or None,
+                    key_id=key_id or None,
                 )
         except IntegrityError as error:
             # seq and prev_hash are unique: another run sealed the same predecessor first.
             raise TrailError("another checkpoint was sealed at the same time") from error
+        transaction.on_commit(lambda: witness.hand_over(checkpoint))
+        return checkpoint

@@ -16,13 +16,16 @@ from django.utils import timezone
 
 from coordinates.coordinate import Coordinate, CoordinateError, parse
 from coordinates.selectors import beneath
+from trail import witness
 from trail.chain import (
     GENESIS,
     ChainLink,
     ChainVerdict,
+    chain_hash,
 )
 from trail.ledger import CHECKPOINT_TYPE, EXPORT_FORMAT, LANE_MARK, chain_node, iso_time
 from trail.models import TrailCheckpoint, TrailEvent
+from trail.signing import PublicKey
 from trail.verify import (
     ChainResult,
     CheckpointEntry,
@@ -30,6 +33,7 @@ from trail.verify import (
     TrailReport,
     checkpoint_entries,
     columns_checked,
+    signature_problems,
     verify_segment,
     with_mismatch,
 )
@@ -92,6 +96,9 @@ def export_lines(
     )
     checkpoint = TrailCheckpoint.objects.order_by("-seq").first()
     if checkpoint is not None:
+        # The whole seal with its signature, so `verify_trail --file --public-key` can check
+        # the entries below were signed (a seal lists every chain; the entries, these).
+        yield _json_line(witness.statement(checkpoint))
         for chain, entry in sorted(checkpoint_entries(checkpoint).items()):
             if _in_scope(chain, scopes):
                 yield _json_line(
@@ -203,9 +210,8 @@ class _ExportState:
     events: int = 0
     end: dict[str, Any] | None = None
     records: list[dict[str, Any]] = field(default_factory=list)  # the appendix
-    bodies: list[dict[str, Any]] | None = (
-        None  # decoded event bodies, when an appendix check wants them
-    )
+    bodies: list[dict[str, Any]] | None = None  # decoded events, for an appendix check
+    seal: dict[str, Any] | None = None
 
 
 def _export_events(
@@ -216,7 +222,11 @@ def _export_events(
         kind = record["type"]
         if state.end is not None:
             raise _ExportFormatError(f"line {number}: records after the end line")
-        if kind == CHECKPOINT_TYPE:
+        if kind == "trail.seal":
+            if state.events or state.entries:
+                raise _ExportFormatError(f"line {number}: the seal must come before the rest")
+            state.seal = record
+        elif kind == CHECKPOINT_TYPE:
             if state.events:
                 raise _ExportFormatError(f"line {number}: a checkpoint after the events")
             try:
@@ -246,12 +256,18 @@ def _export_events(
 
 
 def verify_export(
-    lines: Iterable[str | bytes], *, source: str, appendix_check: AppendixCheck | None = None
+    lines: Iterable[str | bytes],
+    *,
+    source: str,
+    appendix_check: AppendixCheck | None = None,
+    public_keys: Sequence[PublicKey] = (),
 ) -> TrailReport:
     """Verify a JSON Lines export offline (no database): every chain segment, the body's
     own chain and seq against the line's, the checkpoint entries it carries, and the end
-    line's count (a cut-off file has none). `appendix_check` re-checks the evidence records
-    an `?include=evidence` export carries against the events' hashes (audit.integrity).
+    line's count (a cut-off file has none). With `public_keys`, the export's seal must be
+    signed by one of them and hold exactly its checkpoint entries. `appendix_check` re-checks
+    the evidence records an `?include=evidence` export carries against the events' hashes
+    (audit.integrity).
 
     A `since` export starts chains mid-way: their first prev_hash is taken on trust and the
     report says so. A full export must start every chain at seq 1. The checkpoint entries
@@ -298,6 +314,9 @@ def verify_export(
             else:
                 # A full export claims a checkpoint for a chain but carries none of its events.
                 report.chains.append(verify_segment(chain, [], checkpoint=entry))
+        report.problems.extend(_seal_problems(state, public_keys))
+        if public_keys:
+            report.signatures = "checked with key " + ", ".join(k.key_id for k in public_keys)
         if len(state.checkpoints) > 1:
             report.problems.append("the export mixes entries of different checkpoints")
         elif state.checkpoints:
@@ -323,3 +342,30 @@ def verify_export(
     report.chains.sort(key=lambda result: result.chain)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _seal_problems(state: _ExportState, keys: Sequence[PublicKey]) -> list[str]:
+    seal = state.seal
+    if seal is None:
+        if keys and state.entries:
+            return ["the export carries checkpoint entries but no signed seal"]
+        return []
+    try:
+        canonical = str(seal["canonical"]).encode("utf-8", errors="surrogatepass")
+        sealed, prev_hash = str(seal["hash"]), str(seal["prev_hash"])
+        chains = json.loads(canonical)["chains"]
+        listed = {
+            name: CheckpointEntry(int(entry["seq"]), str(entry["hash"]), str(entry["digest"]))
+            for name, entry in chains.items()
+        }
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return ["the export's seal is malformed"]
+    if chain_hash(prev_hash, canonical) != sealed:
+        return [f"the export's seal {seal.get('checkpoint')} does not hash to its hash"]
+    for chain, entry in state.entries.items():
+        if listed.get(chain) != entry:
+            return [f"the checkpoint entry of chain {chain} differs from the sealed one"]
+    return signature_problems(
+        [(int(seal.get("checkpoint") or 0), sealed, seal.get("signature"), seal.get("key_id"))],
+        keys,
+    )

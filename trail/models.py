@@ -27,7 +27,7 @@ class TrailEvent(models.Model):
 
     `canonical` holds the exact bytes that were hashed: `hash = sha256(prev_hash + canonical)`.
     They decode to {v, kind, chain, seq, decision, actor, reason, at, payload}; the columns
-    beside them repeat those values so they can be queried (`verify_trail --deep` checks they
+    beside them repeat those values so they can be queried (`verify_trail` checks they
     agree). Each zone-tree node has its own chain (`chain` = its coordinate), and a zone's
     decisions have its lanes ("G1.U1.P1.Z1/3", see trail.ledger); each chain is numbered
     by `seq` from 1, so an export scoped to some zones is a set of whole chains.
@@ -103,8 +103,10 @@ class TrailCheckpoint(models.Model):
     Checkpoints form a hash chain of their own (`hash = sha256(prev_hash + canonical)`, seq
     from 1), so an altered or removed checkpoint shows; `prev_hash` is unique, so two runs at
     once cannot both extend the same checkpoint. Publish `hash` outside the database
-    (`trail_checkpoint` prints it, the task logs it): whoever can rewrite the trail can
-    rewrite this table too, but not the copy someone else kept.
+    (`trail_checkpoint` prints it, the task logs it, a witness keeps it): whoever can rewrite
+    the trail can rewrite this table too, but not the copy someone else kept, nor sign a
+    forged row: `signature` is Ed25519 over `hash` with a key the database does not hold
+    (trail.signing), `key_id` names that key; both are empty when no key is configured.
     """
 
     seq = models.PositiveIntegerField(unique=True)
@@ -115,6 +117,10 @@ class TrailCheckpoint(models.Model):
     events = models.PositiveBigIntegerField()
     # {"type", "seq", "at", "events", "chains": {chain: {"seq", "hash", "digest"}}}
     canonical = models.BinaryField()
+    # Nullable so that SQLite adds the columns in place: a NOT NULL column makes Django
+    # rebuild the table, which would drop its append-only triggers.
+    signature = models.CharField(max_length=128, null=True, blank=True)  # noqa: DJ001
+    key_id = models.CharField(max_length=16, null=True, blank=True)  # noqa: DJ001
 
     class Meta:
         db_table = "decisions_trailcheckpoint"
@@ -184,3 +190,4 @@ HEAD_TRIGGERS = (
 pgtrigger.register(*EVENT_TRIGGERS)(TrailEvent)
 pgtrigger.register(*CHECKPOINT_TRIGGERS)(TrailCheckpoint)
 pgtrigger.register(*HEAD_TRIGGERS)(TrailHead)
+

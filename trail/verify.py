@@ -16,6 +16,7 @@ from typing import Any
 
 from django.db import DatabaseError, connection, transaction
 
+from trail import signing
 from trail.chain import (
     CHECKPOINT_PREFIX,
     GENESIS,
@@ -27,6 +28,7 @@ from trail.chain import (
 )
 from trail.ledger import TrailError, iso_time
 from trail.models import TrailCheckpoint, TrailEvent, TrailHead
+from trail.signing import PublicKey
 
 # Rows per fetch on the fast path: measured best here between 2,000 and 20,000.
 _FAST_BATCH = 5000
@@ -103,6 +105,7 @@ class TrailReport:
     checkpoint: str = "no checkpoint"
     seconds: float = 0.0
     evidence_checked: int | None = None  # rows of evidence re-hashed (audit.integrity)
+    signatures: str = "not checked (no public key)"
 
     @property
     def events(self) -> int:
@@ -120,6 +123,7 @@ class TrailReport:
         return [
             f"source: {self.source}",
             f"checkpoint: {self.checkpoint}",
+            f"signatures: {self.signatures}",
             *(result.describe() for result in self.chains),
             *(f"PROBLEM: {problem}" for problem in self.problems),
         ]
@@ -317,6 +321,46 @@ def _checkpoint_problems(checkpoints: Sequence[TrailCheckpoint]) -> list[str]:
     return [f"checkpoint {verdict.broken_seq}: {verdict.reason}"]
 
 
+def signature_problems(
+    seals: Sequence[tuple[int, str, str | None, str | None]], keys: Sequence[PublicKey]
+) -> list[str]:
+    """(seq, hash, signature, key id) of each checkpoint in seq order, against the public
+    key: once checkpoints are signed, every later one must be, by this key, and the latest
+    must be signed. A forged or re-sealed checkpoint (a rewritten trail re-hashed to match)
+    has no valid signature; checkpoints from before signing began stay readable."""
+    if not keys or not seals:
+        return []
+    by_id = {key.key_id: key for key in keys}
+    problems: list[str] = []
+    if not seals[-1][2]:
+        problems.append(
+            f"checkpoint {seals[-1][0]}: the latest checkpoint is not signed (forged, or none "
+            "was sealed since the key was set: run trail_checkpoint)"
+        )
+    signed_from: int | None = None
+    for seq, sealed, signature, key_id in seals:
+        if not signature:
+            if signed_from is not None:
+                problems.append(
+                    f"checkpoint {seq}: unsigned, after checkpoint {signed_from} was signed "
+                    "(forged?)"
+                )
+            continue
+        signed_from = seq if signed_from is None else signed_from
+        key = by_id.get(key_id or "")
+        if key is None:
+            problems.append(
+                f"checkpoint {seq}: signed by key {key_id}, which is not among the keys given "
+                f"({', '.join(by_id)})"
+            )
+        elif not key.verifies(sealed, signature):
+            problems.append(
+                f"checkpoint {seq}: the signature does not verify (the checkpoint was forged "
+                "or altered)"
+            )
+    return problems
+
+
 def _pick_checkpoint(
     checkpoints: Sequence[TrailCheckpoint], wanted: str | None
 ) -> tuple[TrailCheckpoint | None, list[str]]:
@@ -339,6 +383,7 @@ def verify_database(
     checkpoint_hash: str | None = None,
     digests: bool = False,
     fast: bool | None = None,
+    public_keys: Sequence[PublicKey] | None = None,
 ) -> TrailReport:
     """Verify every chain in the database, its head row and the chosen checkpoint, and that
     every event's columns (chain, seq, kind, decision, actor, reason, time: what the
@@ -347,6 +392,8 @@ def verify_database(
     `deep` hashes every event in this process instead of trusting the server's sha256 on
     the PostgreSQL fast path. `digests` computes each chain's all-hashes digest (for a new
     checkpoint). `fast` forces the fast path on or off (default: on PostgreSQL unless `deep`).
+    `public_keys` check the checkpoints' signatures (default: the configured key's public
+    half and the previous keys, `signing.public_keys`).
     """
     started = time.perf_counter()
     report = TrailReport(source="database")
@@ -360,6 +407,14 @@ def verify_database(
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
         checkpoints = list(TrailCheckpoint.objects.order_by("seq"))
         report.problems.extend(_checkpoint_problems(checkpoints))
+        keys = list(public_keys) if public_keys is not None else signing.public_keys()
+        report.problems.extend(
+            signature_problems(
+                [(cp.seq, cp.hash, cp.signature, cp.key_id) for cp in checkpoints], keys
+            )
+        )
+        if keys:
+            report.signatures = "checked with key " + ", ".join(k.key_id for k in keys)
         chosen, problems = _pick_checkpoint(checkpoints, checkpoint_hash)
         report.problems.extend(problems)
         entries: dict[str, CheckpointEntry] = {}
@@ -502,7 +557,7 @@ _COLUMNS_SQL = (
     "OR (body->>'decision')::bigint IS DISTINCT FROM decision_id "
     "OR body->>'actor' IS DISTINCT FROM actor OR body->>'reason' IS DISTINCT FROM reason "
     "OR body->>'at' IS DISTINCT FROM pg_catalog.to_char(created_at AT TIME ZONE 'UTC', "
-    "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"') GROUP BY chain"
+    '\'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"\') GROUP BY chain'
 )
 
 

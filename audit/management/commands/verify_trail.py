@@ -1,4 +1,5 @@
-"""`manage.py verify_trail [--file EXPORT] [--deep] [--checkpoint HASH]`: exit 0 when intact.
+"""`manage.py verify_trail [--file EXPORT] [--public-key KEY] [--deep] [--checkpoint HASH]`:
+exit 0 when intact.
 
 Otherwise exit 1, naming the first broken event of every broken chain and why; exit 2 when
 the export cannot be read at all.
@@ -14,7 +15,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from audit import integrity
-from trail import export, verify
+from trail import export, signing, verify
 
 
 def _read_lines(path: str) -> Iterator[bytes]:
@@ -51,6 +52,16 @@ class Command(BaseCommand):
             ),
         )
         parser.add_argument(
+            "--public-key",
+            metavar="KEY",
+            action="append",
+            help=(
+                "check the checkpoints' signatures with this Ed25519 public key (base64, or a "
+                "file holding it; GET /api/v1/trail/public-key/ publishes it); repeat it for "
+                "the keys of before a rotation"
+            ),
+        )
+        parser.add_argument(
             "--checkpoint",
             metavar="HASH",
             help="check against the checkpoint with this hash (one you kept) instead of the latest",
@@ -58,6 +69,10 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = options["file"]
+        try:
+            keys = [signing.public_key_from(text) for text in options["public_key"] or []]
+        except signing.SigningKeyError as error:
+            raise CommandError(str(error), returncode=2) from error
         if path is not None:
             if options["checkpoint"] or options["deep"]:
                 raise CommandError("--checkpoint and --deep apply to the database only")
@@ -65,10 +80,13 @@ class Command(BaseCommand):
                 _read_lines(path),
                 source=path,
                 appendix_check=integrity.verify_evidence_records,
+                public_keys=keys,
             )
         else:
             report = verify.verify_database(
-                deep=options["deep"], checkpoint_hash=options["checkpoint"]
+                deep=options["deep"],
+                checkpoint_hash=options["checkpoint"],
+                public_keys=keys or None,
             )
             # What the events name, re-hashed: bundles, reports, versions and paragraphs.
             problems, report.evidence_checked = integrity.verify_evidence_database()
