@@ -529,12 +529,37 @@ def main() -> None:
             _load(services, token, claims, total, db)
         services.stop()
         _profile(token, claims)
+        _verify_cost()
     finally:
         services.stop()
         _drop_queue()
         if not os.environ.get("BENCH_KEEP"):
             _drop_database()
     print(f"server and worker logs: {log_dir}")
+
+
+VERIFY = """
+import time, django
+django.setup()
+from audit import integrity
+from trail import verify
+t0 = time.perf_counter(); report = verify.verify_database(); trail_s = time.perf_counter() - t0
+t0 = time.perf_counter(); problems, rows = integrity.verify_evidence_database()
+evidence_s = time.perf_counter() - t0
+print(report.events, trail_s, rows, evidence_s, len(problems), report.intact)
+"""
+
+
+def _verify_cost() -> None:
+    """What `verify_trail` costs over what the run left: the chains, then the evidence the
+    events name, re-hashed (audit.integrity)."""
+    last = _run([sys.executable, "-c", VERIFY], _base_env()).splitlines()[-1].split()
+    events, trail_s, rows, evidence_s = int(last[0]), float(last[1]), int(last[2]), float(last[3])
+    print(
+        f"verify_trail over this run: {events:,} events in {trail_s:.2f} s; {rows:,} evidence "
+        f"rows re-hashed in {evidence_s:.2f} s ({rows / max(evidence_s, 1e-9):,.0f} rows/s); "
+        f"problems: {last[4]}, trail intact: {last[5]}"
+    )
 
 
 def _cpu_seconds(groups: dict[str, int]) -> dict[str, float] | None:
