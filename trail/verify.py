@@ -8,7 +8,8 @@ import gc
 import hashlib
 import json
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import groupby
 from operator import itemgetter
@@ -431,10 +432,11 @@ def verify_database(
         heads = {head.chain: head for head in TrailHead.objects.all()}
 
         if use_fast:
+            column_check = _column_check_started(outermost)
             results = _verify_fast(entries, digests=digests)
             # The columns, compared by the server; a chain that differs is walked here,
             # which names the event and the column.
-            for chain in _column_mismatches(results):
+            for chain in _column_mismatches(results, column_check()):
                 results[chain] = _verify_reference(entries, digests=digests, only=chain)[chain]
         else:
             results = _verify_reference(entries, digests=digests)
@@ -545,32 +547,58 @@ def _verify_reference(
     return results
 
 
-# The columns an auditor reads, against the hashed body, compared by the server (one pass
-# over the table; measured in bench/bench_trail.py). IS DISTINCT FROM: a NULL on either side
-# is a difference, never a pass. A body that is not UTF-8 JSON makes the cast fail: then
-# every chain is walked here.
+# The columns an auditor reads, against the hashed body, compared by the server in one pass
+# (jsonb_to_record parses each body once; measured in bench/bench_trail.py). IS DISTINCT
+# FROM: a NULL on either side is a difference, never a pass. A body that is not UTF-8 JSON
+# makes the cast fail: then every chain is walked here.
 _COLUMNS_SQL = (
-    "SELECT chain FROM (SELECT chain, seq, kind, decision_id, actor, reason, created_at, "
-    "pg_catalog.convert_from(canonical, 'UTF8')::jsonb AS body FROM {table}) AS event "
-    "WHERE body->>'chain' IS DISTINCT FROM chain OR (body->>'seq')::bigint IS DISTINCT FROM seq "
-    "OR body->>'kind' IS DISTINCT FROM kind "
-    "OR (body->>'decision')::bigint IS DISTINCT FROM decision_id "
-    "OR body->>'actor' IS DISTINCT FROM actor OR body->>'reason' IS DISTINCT FROM reason "
-    "OR body->>'at' IS DISTINCT FROM pg_catalog.to_char(created_at AT TIME ZONE 'UTC', "
-    '\'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"\') GROUP BY chain'
+    "SELECT DISTINCT event.chain FROM {table} AS event, LATERAL pg_catalog.jsonb_to_record("
+    "pg_catalog.convert_from(event.canonical, 'UTF8')::jsonb) AS body(actor text, at text, "
+    "chain text, decision bigint, kind text, reason text, seq bigint) "
+    "WHERE body.chain IS DISTINCT FROM event.chain OR body.seq IS DISTINCT FROM event.seq "
+    "OR body.kind IS DISTINCT FROM event.kind OR body.decision IS DISTINCT FROM "
+    "event.decision_id OR body.actor IS DISTINCT FROM event.actor "
+    "OR body.reason IS DISTINCT FROM event.reason OR body.at IS DISTINCT FROM "
+    "pg_catalog.to_char(event.created_at AT TIME ZONE 'UTC', "
+    '\'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"\')'
 )
 
 
-def _column_mismatches(results: Mapping[str, ChainResult]) -> list[str]:
-    """Chains (found intact by the fast path) with an event whose columns differ from its
-    body."""
+def _columns_differing() -> set[str] | None:
+    """Chains with an event whose columns differ from its body; None when the bodies could
+    not all be read as JSON (every chain must then be walked)."""
     table = connection.ops.quote_name(TrailEvent._meta.db_table)
     try:
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(_COLUMNS_SQL.format(table=table))
-            chains = {row[0] for row in cursor.fetchall()}
+            return {row[0] for row in cursor.fetchall()}
     except DatabaseError:
-        chains = set(results)
+        return None
+
+
+def _in_own_connection() -> set[str] | None:
+    try:
+        return _columns_differing()
+    finally:
+        connection.close()  # this thread's own connection
+
+
+def _column_check_started(outermost: bool) -> Callable[[], set[str] | None]:
+    """Start the column check beside the fast path: on its own connection in a thread when
+    this verification is the outermost transaction (the server parses bodies while this
+    process checks hashes), else (inside a caller's transaction, whose rows another
+    connection could not see) in line, later."""
+    if not outermost:
+        return _columns_differing
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trail-columns")
+    future = pool.submit(_in_own_connection)
+    pool.shutdown(wait=False)
+    return future.result
+
+
+def _column_mismatches(results: Mapping[str, ChainResult], differing: set[str] | None) -> list[str]:
+    """Chains (found intact by the fast path) whose columns must be walked here."""
+    chains = set(results) if differing is None else differing
     return sorted(chain for chain in chains if chain in results and results[chain].intact)
 
 
