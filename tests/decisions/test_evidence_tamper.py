@@ -144,9 +144,7 @@ def test_verify_trail_exits_1_naming_the_row(judged: Decision) -> None:
     assert where in out.getvalue()
 
 
-def test_verify_trail_file_re_hashes_the_exports_evidence(
-    judged: Decision, tmp_path: Any
-) -> None:
+def test_verify_trail_file_re_hashes_the_exports_evidence(judged: Decision, tmp_path: Any) -> None:
     path = tmp_path / "trail.jsonl"
     path.write_text("".join(trail_export(None, None)))
     out = io.StringIO()
@@ -161,3 +159,18 @@ def test_verify_trail_file_re_hashes_the_exports_evidence(
     path.write_text("".join(doctored))
     with pytest.raises(CommandError):
         call_command("verify_trail", file=str(path), stdout=io.StringIO())
+
+
+def test_a_decision_pointed_at_another_report_is_found(
+    submit: Callable[..., Any], policy_doc: Paragraph
+) -> None:
+    # Decisions change state, so their table is not append-only: but the report an auditor
+    # sees on a decision must be the one its trail names.
+    submit([{"text": GOOD, "citations": [cite(policy_doc)]}])
+    submit([{"text": GOOD.replace("500,000", "300,000"), "citations": [cite(policy_doc)]}])
+    first, second = Decision.objects.order_by("pk")
+    assert _verify_database() == []
+    Decision.objects.filter(pk=first.pk).update(report=second.report_id)
+    assert f"decisions_decision id {first.pk}: it shows report {second.report_id}" in _first(
+        _verify_database()
+    )
