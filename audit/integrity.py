@@ -18,10 +18,12 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
+from coordinates.coordinate import Coordinate, CoordinateError
+from coordinates.selectors import in_scopes
 from decisions.events import Kind
 from decisions.models import Decision
 from evidence.events import VERSION_STORED, paragraph_digest
-from evidence.models import DocumentVersion, EvidenceBundle, Paragraph, ValidationReport
+from evidence.models import Document, DocumentVersion, EvidenceBundle, Paragraph, ValidationReport
 from evidence.parsing import content_hash
 from evidence.services import bundle_hash
 from trail.chain import canonical_json
@@ -78,6 +80,8 @@ class Anchors:
         if kind == Kind.DECISION_PROPOSED and isinstance(decision, int):
             self.bundles[decision] = (str(payload.get("bundle")), ref)
         elif kind == Kind.DECISION_VALIDATED and isinstance(decision, int):
+            if not isinstance(payload.get("report"), str):
+                return  # names no report: nothing to re-hash
             self.reports.append((decision, payload, ref))
         elif kind == VERSION_STORED:
             document, number = payload.get("document"), payload.get("version")
@@ -316,25 +320,39 @@ def evidence_records(bodies: Iterable[Mapping[str, Any]]) -> Iterator[dict[str, 
         for row in rows:
             yield {"type": "evidence.report", **row}
     cited = {
-        (int(c["document"]), c.get("version"), int(c["paragraph"]))
+        (int(c["document"]), c.get("version"), int(c["paragraph"]), str(bundle["zone"]))
         for bundle in bundles.values()
         for claim in bundle["claims"]
         for c in claim.get("citations", [])
         if isinstance(c, dict) and "document" in c and "paragraph" in c
     }
-    yield from _cited_records(cited, anchors)
+    yield from _cited_records(cited)
 
 
-def _cited_records(cited: set[tuple[int, Any, int]], anchors: Anchors) -> Iterator[dict[str, Any]]:
-    documents = sorted({document for document, _, _ in cited})
+def _citable(document_zone: str, bundle_zone: str) -> bool:
+    """A bundle's citation names evidence only where its zone reads documents: its own zone's
+    and its ancestors'. A citation of another zone's document (which its report counts for
+    nothing) brings none of that zone's text into the citing zone's export."""
+    try:
+        return in_scopes(bundle_zone, [Coordinate.parse(document_zone)])
+    except CoordinateError:
+        return False
+
+
+def _cited_records(cited: set[tuple[int, Any, int, str]]) -> Iterator[dict[str, Any]]:
+    documents = sorted({document for document, _, _, _ in cited})
     for chunk in batched(documents, _CHUNK // 10 or 1):
+        zones = dict(Document.objects.filter(pk__in=chunk).values_list("pk", "zone__coordinate"))
         for version in DocumentVersion.objects.filter(document_id__in=chunk).values(
             "id", "document_id", "version", "status", "content_hash"
         ):
+            zone = zones[version["document_id"]]
             numbers = {
                 n
-                for d, v, n in cited
-                if d == version["document_id"] and v in (None, version["version"])
+                for d, v, n, citing in cited
+                if d == version["document_id"]
+                and v in (None, version["version"])
+                and _citable(zone, citing)
             }
             if not numbers:
                 continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import User
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from coordinates import policy
 from coordinates.coordinate import Coordinate
+from coordinates.fields import coordinate_parameter
 from coordinates.models import Role, Zone
 from coordinates.selectors import (
     can_see,
@@ -26,33 +27,80 @@ from coordinates.selectors import (
 )
 from coordinates.services import policy_update
 from maria.errors import ApplicationError, Forbidden
+from maria.openapi import NOT_BLANK, error_responses
 
-_POLICY_FIELDS = {
-    name: (
-        serializers.IntegerField(required=False, allow_null=True)
-        if isinstance(default, int)
-        else serializers.FloatField(required=False, allow_null=True)
-    )
-    for name, default in policy.SYSTEM_DEFAULT.as_dict().items()
+# The range of each policy field, as policy.check_overrides enforces it: (low, high, whether
+# low itself is refused). tests/coordinates/test_api.py holds the two to each other.
+POLICY_RANGES: dict[str, tuple[float, float, bool]] = {
+    **dict.fromkeys(("tau", "delta", "floor", "refusal_floor"), (0.0, 1.0, False)),
+    **dict.fromkeys((*policy.WEIGHT_FIELDS, "cohesion_tau"), (0.0, 1.0, False)),
+    "risk_threshold": (0.0, 1.0, False),
+    "gamma": (0.0, 1.0, True),
+    "hops": (0, 10, False),
+    "required_evidence": (1, 100, False),
+    "approvals_required": (1, 5, False),
+    "review_sla_hours": (0.0, 24.0 * 365, True),
 }
-PolicyWrite = inline_serializer(
-    "PolicyWrite",
-    {
-        "reason": serializers.CharField(help_text="Why the thresholds change (kept in history)."),
-        **_POLICY_FIELDS,
-    },
-)
+
+
+def _policy_field_schema(name: str, default: float) -> dict[str, Any]:
+    low, high, low_open = POLICY_RANGES[name]
+    schema: dict[str, Any] = {
+        "type": "integer" if isinstance(default, int) else "number",
+        "minimum": low,
+        "maximum": high,
+        "nullable": True,
+        "description": f"null or left out: inherited from above (default {default})",
+    }
+    if low_open:
+        schema["exclusiveMinimum"] = True
+    return schema
+
+
+# A raw schema: every field's range, and no field beyond them (an unknown one is a 400).
+PolicyWrite = {
+    "application/json": {
+        "type": "object",
+        "properties": {
+            "reason": {
+                "type": "string",
+                "pattern": NOT_BLANK,
+                "description": "Why the thresholds change (kept in history).",
+            },
+            **{
+                name: _policy_field_schema(name, default)
+                for name, default in policy.SYSTEM_DEFAULT.as_dict().items()
+            },
+        },
+        "required": ["reason"],
+        "additionalProperties": False,
+    }
+}
 PolicyRead = inline_serializer(
     "PolicyRead",
     {
         "zone": serializers.CharField(),
+        "level": serializers.CharField(),
         "version": serializers.IntegerField(allow_null=True),
         "policy_label": serializers.CharField(),
         "effective": serializers.DictField(),
         "own": serializers.DictField(),
         "sources": serializers.DictField(child=serializers.CharField()),
-        "history": serializers.ListField(child=serializers.DictField()),
+        "history": inline_serializer(
+            "PolicyVersion",
+            {
+                "version": serializers.IntegerField(),
+                "overrides": serializers.DictField(),
+                "created_by": serializers.CharField(allow_null=True),
+                "created_at": serializers.DateTimeField(),
+                "reason": serializers.CharField(),
+            },
+            many=True,
+        ),
     },
+)
+_COORDINATE = coordinate_parameter(
+    "coordinate", location=OpenApiParameter.PATH, description="a zone-tree node, G to G.U.P.Z"
 )
 
 
@@ -86,7 +134,18 @@ def policy_representation(zone: Zone) -> dict[str, Any]:
 class ZoneTreeView(APIView):
     @extend_schema(
         summary="The zone tree you can see",
-        responses=inline_serializer("ZoneTree", {"zones": serializers.ListField()}),
+        responses={
+            200: inline_serializer(
+                "ZoneTree",
+                {
+                    "zones": serializers.ListField(
+                        child=serializers.DictField(),
+                        help_text="{coordinate, level, name, children: [...]}, nested",
+                    )
+                },
+            ),
+            **error_responses(),
+        },
     )
     def get(self, request: Request) -> Response:
         zones = visible_zones(request.user, token=request.auth)
@@ -105,7 +164,11 @@ class ZonePolicyView(APIView):
             raise _forbidden(f"you have no role on or around {coord}")
         return coord, zone
 
-    @extend_schema(summary="Effective and own policy of a zone", responses=PolicyRead)
+    @extend_schema(
+        summary="Effective and own policy of a zone",
+        parameters=[_COORDINATE],
+        responses={200: PolicyRead, **error_responses(400, 403, 404)},
+    )
     def get(self, request: Request, coordinate: str) -> Response:
         _, zone = self._zone(request, coordinate)
         return Response(policy_representation(zone))
@@ -113,7 +176,8 @@ class ZonePolicyView(APIView):
     @extend_schema(
         summary="Set the zone's own overrides as a new version (zone admins of its scope)",
         request=PolicyWrite,
-        responses={200: PolicyRead, 400: OpenApiResponse(description="invalid value")},
+        parameters=[_COORDINATE],
+        responses={200: PolicyRead, **error_responses(400, 403, 404)},
     )
     def put(self, request: Request, coordinate: str) -> Response:
         coord, zone = self._zone(request, coordinate)

@@ -26,7 +26,8 @@ LEVELS = (Level.GALAXY, Level.UNIVERSE, Level.PLANET, Level.ZONE, Level.AGENT)
 
 # One segment: its letter and a positive number without leading zeros, so that every
 # coordinate has exactly one spelling (G01 and G1 would otherwise name the same galaxy).
-_SEGMENT = re.compile(r"([1-9][0-9]{0,5})")
+_NUMBER = "[1-9][0-9]{0,5}"
+_SEGMENT = re.compile(f"({_NUMBER})")
 
 
 class CoordinateError(ValueError):
@@ -87,6 +88,19 @@ class Coordinate:
 
     def __str__(self) -> str:
         return ".".join(f"{letter}{n}" for letter, n in zip(LETTERS, self.numbers, strict=False))
+
+
+def pattern(*, shortest: int = 1, longest: int = len(LETTERS)) -> str:
+    """The regular expression (ECMA 262, as OpenAPI reads it) of the coordinates `parse`
+    accepts with `shortest` to `longest` segments: `^G1(\\.U2(\\.P4)?)?$` in spirit."""
+    if not 1 <= shortest <= longest <= len(LETTERS):
+        raise ValueError("1 <= shortest <= longest <= 5")
+    segments = [f"{letter}{_NUMBER}" for letter in LETTERS[:longest]]
+    optional = ""
+    for segment in reversed(segments[shortest:]):
+        optional = f"(\\.{segment}{optional})?"
+    required = "\\.".join(segments[:shortest])
+    return f"^{required}{optional}$"
 
 
 def parse(text: str, *, level: Level | None = None) -> Coordinate:

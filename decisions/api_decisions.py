@@ -9,13 +9,21 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.utils.dateparse import parse_datetime
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from coordinates.coordinate import Level
+from coordinates.fields import CoordinateField, coordinate_parameter
 from coordinates.models import ApiToken
 from coordinates.selectors import agent_of, beneath, coordinate_from
 from decisions import services
@@ -24,6 +32,8 @@ from decisions.models import Decision, Gate, State
 from decisions.representation import decision_detail, decision_row
 from decisions.selectors import visible_decisions
 from maria.errors import ApplicationError, Forbidden, NotAuthenticated, NotFound, TooLarge
+from maria.openapi import DATABASE_INT_MAX, error_responses, one_of, or_empty, path_id
+from maria.strict import StrictSerializer
 
 MAX_BODY_BYTES = 1024 * 1024
 MAX_CLAIMS = 50
@@ -31,37 +41,84 @@ MAX_CITATIONS = 20
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,200}")  # printable ASCII, no spaces
 PAGE_SIZE = 50
 
-DecisionOut = inline_serializer(
-    "Decision",
-    {
+
+def _row_fields() -> dict[str, serializers.Field]:
+    """decisions.representation.decision_row, field by field."""
+    return {
         "id": serializers.IntegerField(),
         "state": serializers.ChoiceField(choices=State.choices),
         "gate": serializers.ChoiceField(choices=Gate.choices, allow_null=True),
         "mode": serializers.CharField(allow_null=True),
         "zone": serializers.CharField(),
+        "agent": serializers.CharField(),
+        "question": serializers.CharField(),
         "sufficiency": serializers.FloatField(allow_null=True),
         "policy_version": serializers.CharField(allow_null=True),
+        "due_at": serializers.DateTimeField(allow_null=True),
+        "escalated_to": serializers.CharField(allow_null=True),
+        "claimed_by": serializers.CharField(allow_null=True),
+        "claimed_until": serializers.DateTimeField(allow_null=True),
+        "created_at": serializers.DateTimeField(),
+        "updated_at": serializers.DateTimeField(),
+    }
+
+
+# A class, not inline_serializer's instance: the page's results reuse it (many=True).
+DecisionRowSerializer = type("DecisionRowSerializer", (serializers.Serializer,), _row_fields())
+DecisionRow = DecisionRowSerializer()
+DecisionOut = inline_serializer(
+    "Decision",
+    {
+        **_row_fields(),
+        "answer": serializers.CharField(),
+        "completeness": serializers.FloatField(allow_null=True),
+        "cohesion": serializers.FloatField(allow_null=True),
+        "policy": serializers.DictField(allow_null=True),
         "claims": serializers.ListField(child=serializers.DictField()),
         "contradictions": serializers.ListField(child=serializers.DictField()),
-        "events": serializers.ListField(child=serializers.DictField()),
+        "numberless_claim_share": serializers.FloatField(allow_null=True),
+        "refusal": serializers.DictField(allow_null=True),
+        "outcome_reason": serializers.CharField(allow_null=True),
+        "bundle_hash": serializers.CharField(),
+        "report_hash": serializers.CharField(allow_null=True),
+        "approvals": inline_serializer(
+            "DecisionApproval",
+            {
+                "reviewer": serializers.CharField(),
+                "at": serializers.DateTimeField(),
+                "reason": serializers.CharField(allow_blank=True),
+            },
+            many=True,
+        ),
+        "events": inline_serializer(
+            "DecisionEvent",
+            {
+                "kind": serializers.CharField(),
+                "actor": serializers.CharField(),
+                "reason": serializers.CharField(allow_blank=True),
+                "at": serializers.DateTimeField(),
+                "chain": serializers.CharField(),
+                "seq": serializers.IntegerField(),
+                "hash": serializers.CharField(),
+            },
+            many=True,
+        ),
     },
 )
 DecisionPage = inline_serializer(
     "DecisionPage",
     {
-        "results": serializers.ListField(child=serializers.DictField()),
+        "results": DecisionRowSerializer(many=True),
         "next_offset": serializers.IntegerField(allow_null=True),
     },
 )
-
-DATABASE_INT_MAX = 2**63 - 1  # PostgreSQL bigint: the widest integer a row holds
 
 
 def _too_large(message: str, field: str | None = None) -> ApplicationError:
     return TooLarge(message, field=field)
 
 
-class CitationIn(serializers.Serializer):
+class CitationIn(StrictSerializer):
     # Ids and offsets the database can hold (a bigint): a larger one is a 400 naming the
     # field, never a citation that fails validation and then every graph-feed run.
     document = serializers.IntegerField(min_value=1, max_value=DATABASE_INT_MAX)
@@ -86,17 +143,19 @@ class CitationIn(serializers.Serializer):
         return attrs
 
 
-class ClaimIn(serializers.Serializer):
+class ClaimIn(StrictSerializer):
     text = serializers.CharField(max_length=4000)
-    citations = CitationIn(many=True, allow_empty=True)
+    # More than MAX_CITATIONS is refused with 413 (_check_sizes), before validation.
+    citations = CitationIn(many=True, allow_empty=True, max_length=MAX_CITATIONS)
 
 
-class DecisionIn(serializers.Serializer):
+class DecisionIn(StrictSerializer):
     question = serializers.CharField(max_length=10_000)
     answer = serializers.CharField(max_length=50_000)
-    zone = serializers.CharField(max_length=64)
-    agent = serializers.CharField(max_length=64)
-    claims = ClaimIn(many=True, allow_empty=False)
+    zone = CoordinateField(shortest=4, longest=4, help_text="the agent's zone (G.U.P.Z)")
+    agent = CoordinateField(shortest=5, longest=5, help_text="the agent (G.U.P.Z.A)")
+    # More than MAX_CLAIMS is refused with 413 (_check_sizes), before validation.
+    claims = ClaimIn(many=True, allow_empty=False, max_length=MAX_CLAIMS)
 
     def validate_zone(self, value: str) -> str:
         # Existence is not checked here: a zone other than the token's own is a 403 either
@@ -162,17 +221,55 @@ def _still_proposed(decision_id: int) -> bool:
     return Decision.objects.filter(pk=decision_id, state=State.PROPOSED).exists()
 
 
+def _checked_idempotency_key(request: Request) -> str:
+    key = request.headers.get("Idempotency-Key", "")
+    if key and not IDEMPOTENCY_KEY.fullmatch(key):
+        raise ApplicationError(
+            "Idempotency-Key must be 1 to 200 printable ASCII characters",
+            field="Idempotency-Key",
+        )
+    return key
+
+
+def _idempotency_key() -> OpenApiParameter:
+    return OpenApiParameter(
+        "Idempotency-Key",
+        # Empty is no key at all, as if the header were left out.
+        {"type": "string", "pattern": f"^({IDEMPOTENCY_KEY.pattern})?$"},
+        OpenApiParameter.HEADER,
+        description="the same key and body again answer with the decision the first one made",
+    )
+
+
+def _replayed() -> OpenApiParameter:
+    return OpenApiParameter(
+        "Idempotent-Replayed",
+        {"type": "string", "enum": ["true"]},
+        OpenApiParameter.HEADER,
+        description="set when the answer is the decision of an earlier request with the key",
+        response=[200],
+    )
+
+
 class DecisionListView(APIView):
     @extend_schema(
         summary="Decisions you can see, newest first",
         operation_id="decisions_list",
-        responses=DecisionPage,
+        responses={200: DecisionPage, **error_responses(400)},
         parameters=[
-            OpenApiParameter("state", str, enum=State.values),
-            OpenApiParameter("gate", str, enum=Gate.values),
-            OpenApiParameter("zone", str, description="coordinate prefix"),
-            OpenApiParameter("since", str, description="ISO 8601 date-time"),
-            OpenApiParameter("offset", int),
+            OpenApiParameter("state", or_empty(one_of(State.values))),
+            OpenApiParameter("gate", or_empty(one_of(Gate.values))),
+            coordinate_parameter("zone", longest=5, description="this coordinate and beneath"),
+            OpenApiParameter(
+                "since",
+                or_empty({"type": "string", "format": "date-time"}),
+                description="ISO 8601, with a time zone",
+            ),
+            OpenApiParameter(
+                "offset",
+                {"type": "integer", "maximum": DATABASE_INT_MAX},
+                description=f"rows to skip, {PAGE_SIZE} a page (a negative offset counts as 0)",
+            ),
         ],
     )
     def get(self, request: Request) -> Response:
@@ -190,7 +287,10 @@ class DecisionListView(APIView):
             prefix = str(coordinate_from(zone, field="zone"))
             decisions = decisions.filter(beneath(prefix))
         if since := params.get("since"):
-            moment: datetime | None = parse_datetime(since)
+            try:
+                moment: datetime | None = parse_datetime(since)
+            except ValueError:  # well formed but impossible, e.g. 2025-02-30: no 500
+                moment = None
             if moment is None or moment.tzinfo is None:
                 raise ApplicationError(
                     "since must be an ISO 8601 date-time with a time zone", field="since"
@@ -214,8 +314,14 @@ class DecisionListView(APIView):
     @extend_schema(
         summary="Submit an answer with its evidence bundle (agents)",
         request=DecisionIn,
-        parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER)],
-        responses={201: DecisionOut, 200: DecisionOut},
+        parameters=[_idempotency_key(), _replayed()],
+        responses={
+            201: DecisionOut,
+            200: OpenApiResponse(
+                DecisionOut, description="the decision an earlier request with this key made"
+            ),
+            **error_responses(400, 403, 409, 413, 422),
+        },
     )
     def post(self, request: Request) -> Response:
         token = request.auth
@@ -223,12 +329,7 @@ class DecisionListView(APIView):
             raise Forbidden(
                 "decisions are submitted with an agent token",
             )
-        key = request.headers.get("Idempotency-Key", "")
-        if key and not IDEMPOTENCY_KEY.fullmatch(key):
-            raise ApplicationError(
-                "Idempotency-Key must be 1 to 200 printable ASCII characters",
-                field="Idempotency-Key",
-            )
+        key = _checked_idempotency_key(request)
         _check_sizes(request)
         incoming = DecisionIn(data=request.data)
         incoming.is_valid(raise_exception=True)
@@ -254,7 +355,8 @@ class DecisionDetailView(APIView):
     @extend_schema(
         summary="A decision with its full validation report and trail",
         operation_id="decisions_retrieve",
-        responses=DecisionOut,
+        parameters=[path_id()],
+        responses={200: DecisionOut, **error_responses(404)},
     )
     def get(self, request: Request, pk: int) -> Response:
         decision = visible_decisions(request.user, request.auth).filter(pk=pk).first()
@@ -263,20 +365,57 @@ class DecisionDetailView(APIView):
         return Response(decision_detail(decision))
 
 
-ReasonIn = inline_serializer("Reason", {"reason": serializers.CharField(required=False)})
+# What each action reads from the body: claim and release nothing, approve an optional
+# reason, reject and override a reason that is more than blanks (services._require_reason).
+_REASON_REQUIRED = serializers.CharField(help_text="why, for the trail")
+ACTION_BODIES: dict[str, Any] = {
+    "claim": None,
+    "release": None,
+    "approve": inline_serializer(
+        "Approve", {"reason": serializers.CharField(required=False, allow_blank=True)}
+    ),
+    "reject": inline_serializer("Reject", {"reason": _REASON_REQUIRED}),
+    "override": inline_serializer("Override", {"reason": _REASON_REQUIRED}),
+}
+ACTION_SUMMARIES = {
+    "claim": "Claim a decision awaiting review (reviewers of its zone)",
+    "release": "Give a claimed decision back to the queue",
+    "approve": "Approve a decision awaiting review; enough approvals release the answer",
+    "reject": "Reject a decision awaiting review, with a reason",
+    "override": "Release a blocked answer anyway (zone admins with override_blocked)",
+}
+
+
+class DecisionActionSchema(AutoSchema):
+    """One view serves the five actions (`DecisionActionView.action`): each documents its
+    own body; all answer with the decision's row (decisions.representation.decision_row)."""
+
+    def _action(self) -> str:
+        return str(getattr(self.view, "action", ""))
+
+    def get_summary(self) -> str | None:
+        return ACTION_SUMMARIES.get(self._action())
+
+    def get_request_serializer(self) -> Any:
+        return ACTION_BODIES.get(self._action())
+
+    def get_response_serializers(self) -> Any:
+        return {200: DecisionRow, **error_responses(400, 403, 404, 409)}
+
+    def get_override_parameters(self) -> list[Any]:
+        return [*super().get_override_parameters(), path_id()]
 
 
 class DecisionActionView(APIView):
     action = ""
+    schema = DecisionActionSchema()
 
-    @extend_schema(
-        request=ReasonIn,
-        responses=DecisionOut,
-        summary="claim | release | approve | reject | override",
-    )
     def post(self, request: Request, pk: int) -> Response:
         user = _user(request)
-        body = request.data if isinstance(request.data, dict) else {}
+        body = request.data
+        if not isinstance(body, dict):
+            # A list or a number is not "no reason": it is not the body this action reads.
+            raise ApplicationError("the body must be a JSON object", field=None)
         reason = body.get("reason", "")
         if not isinstance(reason, str):
             raise ApplicationError("reason must be a string", field="reason")
@@ -293,18 +432,37 @@ class DecisionActionView(APIView):
         return Response(decision_row(Decision.objects.get(pk=decision.pk)))
 
 
-class AskIn(serializers.Serializer):
+class AskIn(StrictSerializer):
     question = serializers.CharField(max_length=2000)
-    zone = serializers.CharField(max_length=64)
+    zone = CoordinateField(shortest=4, longest=4, help_text="the agent's zone (G.U.P.Z)")
+
+
+AskRefused = inline_serializer(
+    "AskRefused",
+    {
+        "decision": serializers.JSONField(allow_null=True, help_text="null: nothing was decided"),
+        "refusal": serializers.DictField(help_text="what was found, and why it is not enough"),
+    },
+)
 
 
 class AskView(APIView):
     @extend_schema(
         summary="Answer from the zone's own documents, evidence first, or refuse with context",
         request=AskIn,
+        parameters=[_idempotency_key()],
         responses={
             201: DecisionOut,
-            200: inline_serializer("AskRefused", {"refusal": serializers.DictField()}),
+            200: OpenApiResponse(
+                PolymorphicProxySerializer(
+                    component_name="AskAnswer",
+                    serializers=[DecisionOut, AskRefused],
+                    resource_type_field_name=None,
+                ),
+                description="a refusal with context, or the decision of an earlier request "
+                "with this Idempotency-Key",
+            ),
+            **error_responses(400, 403, 404, 409, 422),
         },
     )
     def post(self, request: Request) -> Response:
@@ -313,6 +471,7 @@ class AskView(APIView):
             raise Forbidden(
                 "ask with an agent token: the answer is submitted as that agent",
             )
+        key = _checked_idempotency_key(request)
         incoming = AskIn(data=request.data)
         incoming.is_valid(raise_exception=True)
         zone = coordinate_from(incoming.validated_data["zone"], field="zone", level=Level.ZONE)
@@ -325,7 +484,7 @@ class AskView(APIView):
             token=token,
             question=incoming.validated_data["question"],
             zone=zone,
-            idempotency_key=request.headers.get("Idempotency-Key", ""),
+            idempotency_key=key,
         )
         if isinstance(result, Refusal):
             return Response({"decision": None, "refusal": result.context}, status=200)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
@@ -19,7 +20,12 @@ from decisions.signals import queue_event, webhook_due
 
 log = logging.getLogger(__name__)
 
-LEASE = timedelta(seconds=60)  # a claim older than this is taken to be a dead sender's
+
+def lease() -> timedelta:
+    """How long a claim holds (settings.MARIA_OUTBOX_LEASE_SECONDS); an older one is taken to
+    be a dead sender's, and the row may be claimed again. Longer than the slowest send (a
+    webhook's timeout), or two senders would both send it."""
+    return timedelta(seconds=settings.MARIA_OUTBOX_LEASE_SECONDS)
 
 
 def outbox_send_after_commit(row: Outbox) -> None:
@@ -39,7 +45,7 @@ def outbox_claim(row_id: int) -> Outbox | None:
     now = timezone.now()
     claimed = (
         Outbox.objects.filter(pk=row_id, sent_at__isnull=True)
-        .filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=now - LEASE))
+        .filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=now - lease()))
         .update(claimed_at=now, attempts=F("attempts") + 1)
     )
     return Outbox.objects.get(pk=row_id) if claimed else None

@@ -9,10 +9,13 @@ from typing import Any
 
 from celery import Task, current_app, shared_task
 from django.conf import settings
+from django.db import DatabaseError, transaction
 from django.dispatch import receiver
+from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from coordinates.models import ApiToken
-from decisions.models import Decision
+from decisions.models import Decision, State
 from decisions.outbox import (
     outbox_claim,
     outbox_done,
@@ -30,6 +33,7 @@ from decisions.services import (
 from decisions.signals import validation_wanted, validations_taken, webhook_due
 from decisions.webhooks import DeliveryError, post
 from maria.metrics import TASK_RETRIES
+from trail.quarantine import quarantine, quarantined, reason_of
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +62,57 @@ def validations_skip(decision_ids: list[int]) -> None:
     misses the request (started later, or after 50,000 newer ones) runs the task, which
     changes nothing."""
     if decision_ids and not current_app.conf.task_always_eager:
-        current_app.control.revoke([validation_task_id(i) for i in decision_ids])
+        try:
+            current_app.control.revoke([validation_task_id(i) for i in decision_ids])
+        except BrokerUnreachable as error:
+            log.warning("validated tasks not revoked", extra={"error": str(error)})
+
+
+# How long a decision may stay proposed before its validation is asked for again: longer than
+# a validation's retries take (their backoff ceilings add up to 62 s), so a decision that is
+# merely retrying is not sent twice.
+RESEND_AFTER = timedelta(seconds=120)
+
+
+def validation_send(decision_id: int, bundle_hash: str) -> bool:
+    """Queue the decision's validation task; False when the broker is unreachable. The
+    decision stays proposed, which is what `validations_resend` looks for, so nothing is
+    lost and the caller (an after-commit hook) must not fail for it."""
+    try:
+        validate_decision.apply_async(
+            (decision_id, bundle_hash), task_id=validation_task_id(decision_id)
+        )
+    except BrokerUnreachable as error:
+        log.warning(
+            "validation not queued: the broker is unreachable; the resend will queue it",
+            extra={"decision_id": decision_id, "error": str(error)},
+        )
+        return False
+    return True
+
+
+def validations_resend(*, older_than: timedelta = RESEND_AFTER, limit: int = 1000) -> int:
+    """Queue again the validation of decisions still proposed `older_than` after they were
+    submitted, oldest first: their task was lost (the broker was unreachable at commit, or
+    restarted without its queue). The proposed state is the queue and a task only wakes a
+    worker for it, so a second task for a decision whose first is merely late changes
+    nothing (`decision_validate` is idempotent). Decisions their task set aside (quarantine)
+    are left to the operators. Returns how many were queued."""
+    waiting = list(
+        Decision.objects.filter(state=State.PROPOSED, created_at__lt=timezone.now() - older_than)
+        .order_by("pk")
+        .values_list("pk", "bundle__content_hash")[:limit]
+    )
+    set_aside = quarantined(
+        run=validate_decision.name, subjects=[f"decision:{pk}" for pk, _ in waiting]
+    )
+    sent = 0
+    for decision_id, bundle_hash in waiting:
+        if f"decision:{decision_id}" not in set_aside:
+            if not validation_send(decision_id, bundle_hash):
+                break  # the broker is away: the next run tries again
+            sent += 1
+    return sent
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=VALIDATION_RETRIES)
@@ -66,7 +120,7 @@ def validate_decision(self: Task, decision_id: int, bundle_hash: str) -> str:
     """Validate, grade and route one decision, and on a first try as many as
     settings.MARIA_VALIDATION_BATCH - 1 other waiting ones of its zone with it; retried
     alone, so that no other decision's trouble can fail it, with jittered backoff, then
-    failed."""
+    failed and quarantined (`_validation_given_up`)."""
     others = settings.MARIA_VALIDATION_BATCH - 1 if self.request.retries == 0 else 0
     try:
         # The service records the validation latency, only for the run that validated it.
@@ -75,43 +129,76 @@ def validate_decision(self: Task, decision_id: int, bundle_hash: str) -> str:
         )
         return str(decision.state)
     except Exception as error:
-        if self.request.retries >= self.max_retries:
-            log.error(
-                "validation failed for good",
-                extra={"decision_id": decision_id, "error": str(error)},
-            )
-            decision_validation_failed(
-                decision_id=decision_id,
-                reason=f"validation failed after {self.request.retries + 1} attempts: {error}",
-            )
-            return "failed"
+        if self.request.retries >= self.max_retries or _given_up_before(self, decision_id):
+            return _validation_given_up(self, decision_id, error)
         TASK_RETRIES.labels(task="validate_decision").inc()
         log.warning("validation retry", extra={"decision_id": decision_id, "error": str(error)})
         raise self.retry(exc=error, countdown=backoff(self.request.retries)) from error
 
 
+def _given_up_before(task: Task, decision_id: int) -> bool:
+    """Whether an earlier run quarantined the decision: a task delivered again for it gives
+    up at once, without its retries. Asked only once the validation failed, so the pipeline
+    pays nothing for it; a database that is away answers no, and the task retries."""
+    try:
+        return bool(quarantined(run=task.name, subjects=[f"decision:{decision_id}"]))
+    except DatabaseError:
+        return False
+
+
+def _validation_given_up(task: Task, decision_id: int, error: Exception) -> str:
+    """The retries ran out: the decision fails with the reason, never silently stays
+    proposed, and is quarantined for the operators. When even failing it fails (a row the
+    services cannot read), it stays proposed, where it was, quarantined with both errors."""
+    reason = f"validation failed after {task.request.retries + 1} attempts: {error}"
+    log.error("validation failed for good", extra={"decision_id": decision_id, "error": str(error)})
+    subject = f"decision:{decision_id}"
+    try:
+        decision_validation_failed(decision_id=decision_id, reason=reason)
+    except Exception as failing:
+        both = f"{reason_of(error)}; then failing it: {reason_of(failing)}"
+        quarantine(run=task.name, subject=subject, error=both)
+        return "quarantined"
+    quarantine(run=task.name, subject=subject, error=error)
+    return "failed"
+
+
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=WEBHOOK_RETRIES)
 def deliver_webhook(self: Task, outbox_id: int) -> str:
-    """POST the released answer to the agent's webhook; retried, then the decision fails."""
+    """POST the released answer to the agent's webhook; retried, then the decision fails.
+    A row the webhook cannot even be built from is retried as well (the database may have
+    been away), then quarantined and settled, its decision left released (executed): the
+    sweep stops sending it, and an operator finds it in the quarantine."""
     row = outbox_claim(outbox_id)
     if row is None:
         return "taken"
-    token = ApiToken.objects.filter(pk=row.payload["token"]).first()
     decision_id = row.decision_id
-    if token is None or decision_id is None:
-        outbox_done(row)
-        return "dropped"
-    decision = Decision.objects.get(pk=decision_id)
     try:
-        post(token.webhook_url, token.webhook_secret, webhook_payload(decision))
+        token = ApiToken.objects.filter(pk=row.payload["token"]).first()
+        if token is None or decision_id is None:
+            outbox_done(row)
+            return "dropped"
+        payload = webhook_payload(Decision.objects.get(pk=decision_id))
+    except Exception as error:
+        if self.request.retries >= self.max_retries:
+            outbox_done(row, last_error=reason_of(error))
+            quarantine(run=self.name, subject=f"outbox:{outbox_id}", error=error)
+            return "quarantined"
+        TASK_RETRIES.labels(task="deliver_webhook").inc()
+        delay = backoff(self.request.retries)
+        outbox_retry_later(row, reason_of(error), timedelta(seconds=delay))
+        raise self.retry(exc=error, countdown=delay) from error
+    try:
+        post(token.webhook_url, token.webhook_secret, payload)
     except DeliveryError as error:
         if self.request.retries >= self.max_retries:
             log.error(
                 "webhook failed for good",
                 extra={"decision_id": decision_id, "outbox_id": outbox_id, "error": str(error)},
             )
-            outbox_done(row, last_error=str(error))
-            decision_delivery_failed(decision_id=decision_id, reason=f"webhook: {error}")
+            with transaction.atomic():  # as for a delivery, below
+                outbox_done(row, last_error=str(error))
+                decision_delivery_failed(decision_id=decision_id, reason=f"webhook: {error}")
             return "failed"
         TASK_RETRIES.labels(task="deliver_webhook").inc()
         log.warning(
@@ -121,8 +208,12 @@ def deliver_webhook(self: Task, outbox_id: int) -> str:
         delay = backoff(self.request.retries)
         outbox_retry_later(row, str(error), timedelta(seconds=delay))
         raise self.retry(exc=error, countdown=delay) from error
-    outbox_done(row)
-    decision_confirm_delivery(decision_id=decision_id, how="webhook delivered")
+    # The row is marked sent in the transaction that completes the decision: a sender that
+    # died between the two would leave the decision executed for good (the sweep skips sent
+    # rows); killed inside it, the row stays unsent and is sent again after its lease.
+    with transaction.atomic():
+        outbox_done(row)
+        decision_confirm_delivery(decision_id=decision_id, how="webhook delivered")
     return "delivered"
 
 
@@ -136,14 +227,17 @@ def sweep_outbox() -> int:
     return outbox_sweep()
 
 
+@shared_task
+def resend_validations() -> int:
+    return validations_resend()
+
+
 # --- what the services ask for after commit (decisions.signals) ----------------------------
 
 
 @receiver(validation_wanted, dispatch_uid="decisions.validate_decision")
 def _validate_later(*, decision_id: int, bundle_hash: str, **_: Any) -> None:
-    validate_decision.apply_async(
-        (decision_id, bundle_hash), task_id=validation_task_id(decision_id)
-    )
+    validation_send(decision_id, bundle_hash)
 
 
 @receiver(validations_taken, dispatch_uid="decisions.validations_skip")
@@ -153,4 +247,10 @@ def _skip_taken(*, decision_ids: list[int], **_: Any) -> None:
 
 @receiver(webhook_due, dispatch_uid="decisions.deliver_webhook")
 def _deliver_later(*, outbox_id: int, **_: Any) -> None:
-    deliver_webhook.delay(outbox_id)
+    try:
+        deliver_webhook.delay(outbox_id)
+    except BrokerUnreachable as error:  # the row stays unsent: the outbox sweep sends it
+        log.warning(
+            "webhook not queued: the broker is unreachable; the sweep will queue it",
+            extra={"outbox_id": outbox_id, "error": str(error)},
+        )

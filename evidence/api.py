@@ -5,33 +5,45 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import User
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from coordinates.coordinate import Level
+from coordinates.fields import CoordinateField, coordinate_parameter
 from coordinates.models import Role
 from coordinates.selectors import agent_of, coordinate_from, has_role, in_scopes, zone_get
 from evidence.models import Document, DocumentKind, DocumentStatus, DocumentVersion
 from evidence.selectors import documents_visible, reader_scopes
 from evidence.services import document_ingest
 from maria.errors import ApplicationError, Forbidden, NotFound
+from maria.openapi import DATABASE_INT_MAX, error_responses, id_schema, path_id
+from maria.strict import StrictSerializer
 
 
-class DocumentIn(serializers.Serializer):
+class DocumentIn(StrictSerializer):
     title = serializers.CharField(max_length=300, required=False, allow_blank=True)
     key = serializers.CharField(max_length=200, required=False, allow_blank=True)
     kind = serializers.ChoiceField(choices=DocumentKind.choices)
     status = serializers.ChoiceField(choices=DocumentStatus.choices)
-    zone = serializers.CharField(max_length=64)
+    zone = CoordinateField(shortest=4, longest=4, help_text="the zone (G.U.P.Z)")
     effective_date = serializers.DateField(required=False, allow_null=True)
-    supersedes = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    supersedes = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=DATABASE_INT_MAX
+    )
     format = serializers.ChoiceField(
         choices=["text", "markdown", "html"], required=False, allow_null=True
     )
-    text = serializers.CharField(trim_whitespace=False, allow_blank=True)
+    # Blank is let through to the parser, whose 400 says what a document lacks; the schema
+    # says what it must have. The body limit (413) bounds its length.
+    text = serializers.CharField(trim_whitespace=False, allow_blank=True, min_length=1)
 
 
 DocumentOut = inline_serializer(
@@ -68,7 +80,25 @@ class DocumentListView(APIView):
     @extend_schema(
         summary="Documents you can read",
         operation_id="documents_list",
-        responses=inline_serializer("DocumentList", {"documents": serializers.ListField()}),
+        parameters=[coordinate_parameter("zone", longest=5, description="this coordinate only")],
+        responses={
+            200: inline_serializer(
+                "DocumentList",
+                {
+                    "documents": inline_serializer(
+                        "DocumentRow",
+                        {
+                            "id": serializers.IntegerField(),
+                            "key": serializers.CharField(),
+                            "title": serializers.CharField(),
+                            "zone": serializers.CharField(),
+                        },
+                        many=True,
+                    )
+                },
+            ),
+            **error_responses(400),
+        },
     )
     def get(self, request: Request) -> Response:
         documents = documents_visible(request.user, request.auth)
@@ -87,7 +117,11 @@ class DocumentListView(APIView):
     @extend_schema(
         summary="Ingest a document version (agents into their zone, zone admins into theirs)",
         request=DocumentIn,
-        responses={201: DocumentOut, 200: DocumentOut},
+        responses={
+            201: DocumentOut,
+            200: OpenApiResponse(DocumentOut, description="the same content was there already"),
+            **error_responses(400, 403, 404, 413),
+        },
     )
     def post(self, request: Request) -> Response:
         incoming = DocumentIn(data=request.data)
@@ -140,14 +174,50 @@ class DocumentDetailView(APIView):
     @extend_schema(
         summary="A document, its versions and the paragraphs of one version",
         operation_id="documents_retrieve",
-        responses=inline_serializer(
-            "DocumentDetail",
-            {
-                "id": serializers.IntegerField(),
-                "versions": serializers.ListField(),
-                "paragraphs": serializers.ListField(),
-            },
-        ),
+        parameters=[
+            path_id(),
+            OpenApiParameter(
+                "version", id_schema(), description="the version to show (default: the latest)"
+            ),
+        ],
+        responses={
+            200: inline_serializer(
+                "DocumentDetail",
+                {
+                    "id": serializers.IntegerField(),
+                    "key": serializers.CharField(),
+                    "title": serializers.CharField(),
+                    "zone": serializers.CharField(),
+                    "versions": inline_serializer(
+                        "DocumentVersionSummary",
+                        {
+                            "version": serializers.IntegerField(),
+                            "title": serializers.CharField(),
+                            "kind": serializers.CharField(),
+                            "status": serializers.CharField(),
+                            "effective_date": serializers.DateField(allow_null=True),
+                            "content_hash": serializers.CharField(),
+                            "superseded": serializers.BooleanField(),
+                            "created_at": serializers.DateTimeField(),
+                        },
+                        many=True,
+                    ),
+                    "shown_version": serializers.IntegerField(),
+                    "paragraphs": inline_serializer(
+                        "DocumentParagraph",
+                        {
+                            "number": serializers.IntegerField(),
+                            "section": serializers.CharField(allow_blank=True),
+                            "start": serializers.IntegerField(),
+                            "end": serializers.IntegerField(),
+                            "text": serializers.CharField(),
+                        },
+                        many=True,
+                    ),
+                },
+            ),
+            **error_responses(404),
+        },
     )
     def get(self, request: Request, pk: int) -> Response:
         document = Document.objects.select_related("zone").filter(pk=pk).first()

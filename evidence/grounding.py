@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal
+
+import numpy as np
 
 from evidence import verifier
 from evidence.actors import actor_conflicts
@@ -56,6 +58,12 @@ COVERAGE_MIN = 0.6
 # most COVERAGE_RESCUE; it never overrides a number or a reversal.
 SIMILARITY_RESCUE = 0.85
 COVERAGE_RESCUE = 0.15
+
+
+def cosine(a: Any, b: Any) -> float:
+    """cos(a, b) = a . b for unit vectors (the Embedder contract), clipped to [-1, 1]: in
+    float32 a vector against itself can come out at 1.0000001, which the scores refuse."""
+    return float(np.clip(np.dot(a, b), -1.0, 1.0))
 
 
 @dataclass(frozen=True)

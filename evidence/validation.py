@@ -19,7 +19,7 @@ from django.utils import timezone
 from coordinates.selectors import EffectivePolicy
 from evidence import scoring, verifier
 from evidence.claims import align
-from evidence.grounding import check_claim, claims_without_numbers_share, classify_claim
+from evidence.grounding import check_claim, claims_without_numbers_share, classify_claim, cosine
 from evidence.judge import JudgeConfig, JudgeVerdict, judge_claim
 from evidence.models import DocumentVersion, EvidenceBundle, Paragraph, ValidationReport
 from evidence.numbers import extract_numbers
@@ -64,14 +64,12 @@ def _resolve(item: Item, zone: str, versions: Versions, paragraphs: CitedParagra
     cited = item.cited
     document, wanted = int(cited["document"]), cited.get("version")
     version = versions.get((document, wanted))
-    if version is None:
+    if version is None or version.document.zone.coordinate != zone:
+        # Another zone's document reads as one that does not exist: the report (which the
+        # zone's reviewers and auditors read) must not say that it exists, nor whose it is.
         what = f"document {document}" + (f" version {wanted}" if wanted is not None else "")
-        item.problem = f"fabricated citation: {what} does not exist"
-        return
-    if version.document.zone.coordinate != zone:
         item.problem = (
-            f"citation outside the zone: document {document} belongs to "
-            f"{version.document.zone.coordinate}"
+            f"fabricated citation or one outside the zone: {what} does not exist in {zone}"
         )
         return
     number = int(cited["paragraph"])
@@ -328,7 +326,7 @@ def evaluate_bundle(
     resolved = [i for i in items if i.paragraph is not None]
     vectors = model.embed(statements + [i.span for i in resolved])
     for index, item in enumerate(resolved):
-        similarity = float(vectors[item.claim] @ vectors[len(statements) + index])
+        similarity = cosine(vectors[item.claim], vectors[len(statements) + index])
         _judge(item, statements[item.claim], similarity, now)
     for item in items:
         if item.paragraph is None:

@@ -6,6 +6,7 @@ import csv
 import hashlib
 import io
 import json
+from types import SimpleNamespace
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -16,12 +17,14 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import serializers, status
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from coordinates.coordinate import Coordinate, Level
+from coordinates.fields import CoordinateField, coordinate_parameter
 from coordinates.models import Role
 from coordinates.selectors import coordinate_from, has_role, in_scopes, within, zone_get
 from decisions.models import Decision
@@ -30,10 +33,71 @@ from graph import queries, services, store
 from graph.core.types import EdgeType, NodeType
 from graph.models import GraphEdge, GraphNode, GraphRiskFlag, RiskFlagStatus
 from maria.errors import ApplicationError, Forbidden, NotFound, TooLarge
+from maria.openapi import NOT_BLANK, error_responses, one_of, or_empty, path_id
 from maria.parsers import StrictJSONParser, read_body
+from maria.strict import StrictSerializer
 
 MAX_IMPORT_ROWS = 200_000
 GraphOut = inline_serializer("GraphResult", {"zone": serializers.CharField(required=False)})
+
+
+class GraphNodeSerializer(serializers.Serializer):
+    """A node as node_json writes it."""
+
+    id = serializers.IntegerField()
+    key = serializers.CharField()
+    type = serializers.CharField(help_text="a node type (as NodeIn.type)")
+    label = serializers.CharField()
+    zone = serializers.CharField(allow_null=True, help_text="null: shared by every zone")
+    attributes = serializers.DictField()
+
+
+class GraphEdgeSerializer(serializers.Serializer):
+    """An edge as edge_json writes it."""
+
+    id = serializers.IntegerField()
+    source = serializers.CharField(help_text="the key of the source node")
+    target = serializers.CharField(help_text="the key of the target node")
+    type = serializers.CharField(help_text="an edge type (as EdgeIn.type)")
+    weight = serializers.FloatField()
+    confidence = serializers.FloatField()
+    occurred_at = serializers.DateTimeField()
+    stale = serializers.BooleanField()
+    zone = serializers.CharField()
+    origin = serializers.CharField()
+
+
+class GraphNodeDetailSerializer(GraphNodeSerializer):
+    edges = GraphEdgeSerializer(many=True, help_text="its edges in the zones you read")
+
+
+class GraphRiskFlagSerializer(serializers.Serializer):
+    """A risk flag as flag_json writes it."""
+
+    id = serializers.IntegerField()
+    zone = serializers.CharField()
+    node = serializers.CharField()
+    node_id = serializers.IntegerField(allow_null=True)
+    type = serializers.CharField(allow_null=True)
+    label = serializers.CharField(allow_null=True)
+    share = serializers.FloatField()
+    threshold = serializers.FloatField()
+    review_by = serializers.CharField()
+    flagged_at = serializers.DateTimeField()
+    flag_event = serializers.CharField()
+    above_threshold = serializers.BooleanField()
+    ended_at = serializers.DateTimeField(allow_null=True)
+    status = serializers.CharField(help_text="open, acknowledged or dismissed")
+    resolved_by = serializers.CharField(allow_null=True)
+    resolved_at = serializers.DateTimeField(allow_null=True)
+    note = serializers.CharField(allow_blank=True)
+    resolution_event = serializers.CharField(allow_null=True)
+    may_resolve = serializers.BooleanField()
+
+
+# `zone` in a query string: a zone-tree node (G to G.U.P.Z) that exists.
+_ZONE = coordinate_parameter("zone", required=True)
+_NONEMPTY = {"type": "string", "minLength": 1}
 
 
 def _forbidden(message: str) -> ApplicationError:
@@ -52,6 +116,15 @@ def _zone(text: Any) -> Coordinate:
         raise ApplicationError("a zone is G.U.P.Z at most, not an agent", field="zone")
     zone_get(coordinate, field="zone")
     return coordinate
+
+
+def _text(request: Request, name: str) -> str:
+    """A text query parameter, "" when left out. A NUL in it is a 400: PostgreSQL holds no
+    NUL in text, and these reach it (a label filter, a question on the trail, a reason)."""
+    value = request.query_params.get(name, "")
+    if "\x00" in value:
+        raise ApplicationError(f"{name} contains a NUL character", field=name)
+    return value
 
 
 def _int(request: Request, name: str, low: int, high: int) -> int | None:
@@ -112,16 +185,26 @@ class GraphQueryView(APIView):
     @extend_schema(
         summary="Answer a question from the graph, gated by the cohesion of its evidence",
         parameters=[
-            OpenApiParameter("q", str, required=True),
-            OpenApiParameter("zone", str, required=True),
-            OpenApiParameter("method", str, enum=["hop", "ppr"]),
-            OpenApiParameter("h", int, description="hops (default: h* from the spectral gap)"),
-            OpenApiParameter("k", int, description="evidence nodes (default 8)"),
+            OpenApiParameter(
+                "q", {"type": "string", "maxLength": 2000, "pattern": NOT_BLANK}, required=True
+            ),
+            _ZONE,
+            OpenApiParameter("method", or_empty(one_of(["hop", "ppr"])), description="default hop"),
+            OpenApiParameter(
+                "h",
+                or_empty({"type": "integer", "minimum": 0, "maximum": 10}),
+                description="hops (default: h* from the spectral gap)",
+            ),
+            OpenApiParameter(
+                "k",
+                or_empty({"type": "integer", "minimum": 1, "maximum": 50}),
+                description=f"evidence nodes (default {queries.DEFAULT_K})",
+            ),
         ],
-        responses=GraphOut,
+        responses={200: GraphOut, **error_responses(400, 403, 404)},
     )
     def get(self, request: Request) -> Response:
-        question = (request.query_params.get("q") or "").strip()
+        question = _text(request, "q").strip()
         if not question:
             raise ApplicationError("q (the question) is required", field="q")
         if len(question) > 2000:
@@ -146,13 +229,26 @@ class GraphPathsView(APIView):
     @extend_schema(
         summary="The strongest path between two nodes under an edge-type pattern",
         parameters=[
-            OpenApiParameter("source", str, required=True, description="node key or id"),
-            OpenApiParameter("target", str, required=True, description="node key or id"),
-            OpenApiParameter("pattern", str, description="e.g. 'caused_by* approved_by'"),
-            OpenApiParameter("max_length", int),
-            OpenApiParameter("time_order", str, enum=["any", "non_decreasing", "non_increasing"]),
+            OpenApiParameter("source", _NONEMPTY, required=True, description="node key or id"),
+            OpenApiParameter("target", _NONEMPTY, required=True, description="node key or id"),
+            OpenApiParameter(
+                "pattern",
+                str,
+                description=(
+                    "edge types in sequence, with * + ? after one, | between branches, ( ) "
+                    "around a group and . for any type, e.g. 'caused_by* approved_by'"
+                ),
+            ),
+            OpenApiParameter(
+                "max_length", or_empty({"type": "integer", "minimum": 1, "maximum": 50})
+            ),
+            OpenApiParameter(
+                "time_order",
+                or_empty(one_of(["any", "non_decreasing", "non_increasing"])),
+                description="default any",
+            ),
         ],
-        responses=GraphOut,
+        responses={200: GraphOut, **error_responses(400, 403, 404)},
     )
     def get(self, request: Request) -> Response:
         params = request.query_params
@@ -186,8 +282,8 @@ class GraphRiskView(APIView):
             "parent level's authority; a reader who sees the whole zone raises the flags of "
             "new crossings, and each hotspot names its flag."
         ),
-        parameters=[OpenApiParameter("zone", str, required=True)],
-        responses=GraphOut,
+        parameters=[_ZONE],
+        responses={200: GraphOut, **error_responses(400, 403, 404)},
     )
     def get(self, request: Request) -> Response:
         zone = _zone(request.query_params.get("zone"))
@@ -238,10 +334,15 @@ class GraphRiskFlagsView(APIView):
     @extend_schema(
         summary="Risk flags awaiting or past review, in the zones you read",
         parameters=[
-            OpenApiParameter("zone", str, description="this zone and beneath"),
-            OpenApiParameter("status", str, enum=[str(s) for s in RiskFlagStatus]),
+            coordinate_parameter("zone", description="this zone and beneath"),
+            OpenApiParameter("status", or_empty(one_of(RiskFlagStatus.values))),
         ],
-        responses=GraphOut,
+        responses={
+            200: inline_serializer(
+                "GraphRiskFlagList", {"flags": GraphRiskFlagSerializer(many=True)}
+            ),
+            **error_responses(400, 403, 404),
+        },
     )
     def get(self, request: Request) -> Response:
         params = request.query_params
@@ -260,7 +361,7 @@ class GraphRiskFlagsView(APIView):
         )
 
 
-class RiskResolveIn(serializers.Serializer):
+class RiskResolveIn(StrictSerializer):
     action = serializers.CharField(max_length=16)
     note = serializers.CharField(required=False, allow_blank=True, max_length=4000, default="")
 
@@ -268,14 +369,15 @@ class RiskResolveIn(serializers.Serializer):
 class GraphRiskFlagResolveView(APIView):
     @extend_schema(
         summary="Acknowledge or dismiss a risk flag, with a note (the parent level's authority)",
+        parameters=[path_id()],
         request=inline_serializer(
             "RiskResolve",
             {
                 "action": serializers.ChoiceField(choices=list(services.RESOLVE_ACTIONS)),
-                "note": serializers.CharField(),
+                "note": serializers.CharField(max_length=services.NOTE_LIMIT),
             },
         ),
-        responses=GraphOut,
+        responses={200: GraphRiskFlagSerializer, **error_responses(400, 403, 404, 409)},
     )
     def post(self, request: Request, pk: int) -> Response:
         incoming = RiskResolveIn(data=request.data)
@@ -291,7 +393,8 @@ class GraphRiskFlagResolveView(APIView):
 class ResponsibilityView(APIView):
     @extend_schema(
         summary="The responsibility chain of a decision as a drawable subgraph",
-        responses=GraphOut,
+        parameters=[path_id()],
+        responses={200: GraphOut, **error_responses(404)},
     )
     def get(self, request: Request, pk: int) -> Response:
         zone = Decision.objects.filter(pk=pk).values_list("zone", flat=True).first()
@@ -304,30 +407,33 @@ class ResponsibilityView(APIView):
 # --- nodes and edges -------------------------------------------------------------------------
 
 
-class NodeIn(serializers.Serializer):
+class NodeIn(StrictSerializer):
     key = serializers.CharField(max_length=200)
     type = serializers.ChoiceField(choices=[str(t) for t in NodeType])
     label = serializers.CharField(max_length=300, required=False, allow_blank=True)  # type: ignore[assignment]
-    zone = serializers.CharField(max_length=64)
+    zone = CoordinateField(longest=4, help_text="a zone-tree node, G to G.U.P.Z")
     attributes = serializers.DictField(required=False)
 
 
-class NodeRef(serializers.Serializer):
+class NodeRef(StrictSerializer):
     key = serializers.CharField(max_length=200)
     type = serializers.ChoiceField(choices=[str(t) for t in NodeType], required=False)
     label = serializers.CharField(max_length=300, required=False, allow_blank=True)  # type: ignore[assignment]
 
 
+_NODE_KEY = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": NOT_BLANK}
+
+
 @extend_schema_field(
     {
         "oneOf": [
-            {"type": "string", "description": "the key of an existing node"},
+            {**_NODE_KEY, "description": "the key of an existing node"},
             {
                 "type": "object",
                 "properties": {
-                    "key": {"type": "string"},
+                    "key": _NODE_KEY,
                     "type": {"type": "string", "enum": [str(t) for t in NodeType]},
-                    "label": {"type": "string"},
+                    "label": {"type": "string", "maxLength": 300},
                 },
                 "required": ["key"],
             },
@@ -351,13 +457,21 @@ class NodeRefField(serializers.Field):
         return value
 
 
-class EdgeIn(serializers.Serializer):
+@extend_schema_field(
+    {"type": "number", "minimum": 0, "exclusiveMinimum": True, "maximum": 1, "default": 1.0}
+)
+class WeightField(serializers.FloatField):
+    """An edge's weight: (0, 1], as graph.store.edge_upsert checks it."""
+
+
+class EdgeIn(StrictSerializer):
     source = NodeRefField()  # type: ignore[assignment]
     target = NodeRefField()
     type = serializers.ChoiceField(choices=[str(t) for t in EdgeType])
-    zone = serializers.CharField(max_length=64)
-    weight = serializers.FloatField(required=False, default=1.0)
-    confidence = serializers.FloatField(required=False, default=1.0)
+    zone = CoordinateField(longest=4, help_text="a zone-tree node, G to G.U.P.Z")
+    weight = WeightField(required=False, default=1.0)
+    # [0, 1], as graph.store.edge_upsert checks it
+    confidence = serializers.FloatField(required=False, default=1.0, min_value=0, max_value=1)
     occurred_at = serializers.DateTimeField(required=False, allow_null=True)
 
 
@@ -373,7 +487,17 @@ def _visible_nodes(request: Request) -> Any:
 
 class NodeListView(APIView):
     @extend_schema(
-        summary="Graph nodes you can read", operation_id="graph_nodes_list", responses=GraphOut
+        summary="Graph nodes you can read",
+        operation_id="graph_nodes_list",
+        parameters=[
+            coordinate_parameter("zone", description="this zone and beneath"),
+            OpenApiParameter("type", str, description="only nodes of this type"),
+            OpenApiParameter("q", str, description="in the label, any case"),
+        ],
+        responses={
+            200: inline_serializer("GraphNodeList", {"nodes": GraphNodeSerializer(many=True)}),
+            **error_responses(400, 404),
+        },
     )
     def get(self, request: Request) -> Response:
         nodes = _visible_nodes(request)
@@ -381,13 +505,17 @@ class NodeListView(APIView):
         if params.get("zone"):
             zone = _zone(params.get("zone"))
             nodes = nodes.filter(zone__startswith=str(zone))
-        if params.get("type"):
-            nodes = nodes.filter(node_type=params["type"])
-        if params.get("q"):
-            nodes = nodes.filter(label__icontains=params["q"])
+        if node_type := _text(request, "type"):
+            nodes = nodes.filter(node_type=node_type)
+        if text := _text(request, "q"):
+            nodes = nodes.filter(label__icontains=text)
         return Response({"nodes": [node_json(n) for n in nodes.order_by("pk")[:500]]})
 
-    @extend_schema(summary="Add or update a node (zone admins)", request=NodeIn, responses=GraphOut)
+    @extend_schema(
+        summary="Add or update a node (zone admins)",
+        request=NodeIn,
+        responses={201: GraphNodeSerializer, **error_responses(400, 403, 404, 409)},
+    )
     def post(self, request: Request) -> Response:
         incoming = NodeIn(data=request.data)
         incoming.is_valid(raise_exception=True)
@@ -400,6 +528,7 @@ class NodeListView(APIView):
             label=data.get("label", ""),
             zone=zone,
             attributes=data.get("attributes") or {},
+            actor=_user(request),
         )
         return Response(node_json(node), status=status.HTTP_201_CREATED)
 
@@ -411,7 +540,11 @@ class NodeDetailView(APIView):
             raise _not_found(f"graph node {pk}")
         return node
 
-    @extend_schema(summary="A node and its edges", responses=GraphOut)
+    @extend_schema(
+        summary="A node and its edges",
+        parameters=[path_id()],
+        responses={200: GraphNodeDetailSerializer, **error_responses(404)},
+    )
     def get(self, request: Request, pk: int) -> Response:
         node = self._get(request, pk)
         edges = GraphEdge.objects.filter(source=node) | GraphEdge.objects.filter(target=node)
@@ -429,8 +562,8 @@ class NodeDetailView(APIView):
 
     @extend_schema(
         summary="Delete a node and its edges (zone admins; a trail event)",
-        parameters=[OpenApiParameter("zone", str), OpenApiParameter("reason", str)],
-        responses={204: None},
+        parameters=[path_id(), OpenApiParameter("reason", str)],
+        responses={204: None, **error_responses(403, 404)},
     )
     def delete(self, request: Request, pk: int) -> Response:
         node = self._get(request, pk)
@@ -439,7 +572,7 @@ class NodeDetailView(APIView):
         zone = Coordinate.parse(node.zone)
         _may_write(request, zone)
         store.node_delete(
-            node=node, actor=_user(request), reason=request.query_params.get("reason", ""),
+            node=node, actor=_user(request), reason=_text(request, "reason"),
             zone=zone,
         )  # fmt: skip
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -447,7 +580,13 @@ class NodeDetailView(APIView):
 
 class EdgeListView(APIView):
     @extend_schema(
-        summary="Graph edges of a zone", operation_id="graph_edges_list", responses=GraphOut
+        summary="Graph edges of a zone",
+        operation_id="graph_edges_list",
+        parameters=[_ZONE],
+        responses={
+            200: inline_serializer("GraphEdgeList", {"edges": GraphEdgeSerializer(many=True)}),
+            **error_responses(400, 403, 404),
+        },
     )
     def get(self, request: Request) -> Response:
         zone = _zone(request.query_params.get("zone"))
@@ -466,7 +605,9 @@ class EdgeListView(APIView):
         return Response({"edges": [edge_json(e) for e in edges.order_by("pk")[:1000]]})
 
     @extend_schema(
-        summary="Assert an edge (zone admins; a trail event)", request=EdgeIn, responses=GraphOut
+        summary="Assert an edge (zone admins; a trail event)",
+        request=EdgeIn,
+        responses={201: GraphEdgeSerializer, **error_responses(400, 403, 404, 409)},
     )
     def post(self, request: Request) -> Response:
         incoming = EdgeIn(data=request.data)
@@ -490,8 +631,8 @@ class EdgeListView(APIView):
 class EdgeDetailView(APIView):
     @extend_schema(
         summary="Delete an edge (zone admins; a trail event)",
-        parameters=[OpenApiParameter("reason", str)],
-        responses={204: None},
+        parameters=[path_id(), OpenApiParameter("reason", str)],
+        responses={204: None, **error_responses(403, 404)},
     )
     def delete(self, request: Request, pk: int) -> Response:
         edge = GraphEdge.objects.select_related("source", "target").filter(pk=pk).first()
@@ -499,9 +640,7 @@ class EdgeDetailView(APIView):
         if edge is None or not in_scopes(edge.zone, scopes):
             raise _not_found(f"graph edge {pk}")
         _may_write(request, Coordinate.parse(edge.zone))
-        store.edge_delete(
-            edge=edge, actor=_user(request), reason=request.query_params.get("reason", "")
-        )
+        store.edge_delete(edge=edge, actor=_user(request), reason=_text(request, "reason"))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -583,17 +722,35 @@ def parse_import(text: str, fmt: str) -> list[store.ImportRow]:
     return [_row(n, r) for n, r in enumerate(records, start=1)]
 
 
+class ImportNegotiation(DefaultContentNegotiation):
+    """The response by the Accept header alone: `?format=` names the import's format here
+    (jsonl or csv), and DRF would read it as the response's and answer 404 for both."""
+
+    settings = SimpleNamespace(URL_FORMAT_OVERRIDE=None)
+
+
 class GraphImportView(APIView):
     parser_classes = [StrictJSONParser, TextParser]
+    content_negotiation_class = ImportNegotiation
 
     @extend_schema(
         summary="Bulk import edges from JSON Lines or CSV (zone admins; one trail event)",
         parameters=[
-            OpenApiParameter("zone", str, required=True),
-            OpenApiParameter("format", str, enum=["jsonl", "csv"]),
+            coordinate_parameter("zone", shortest=4, longest=4, required=True),
+            OpenApiParameter(
+                "format",
+                or_empty(one_of(["jsonl", "csv"])),
+                description="default: csv for a text/csv body, jsonl otherwise",
+            ),
         ],
-        request={"application/x-ndjson": str, "text/csv": str},
-        responses=GraphOut,
+        request={
+            "application/x-ndjson": {"type": "string", "minLength": 1},
+            "text/csv": {"type": "string", "minLength": 1},
+        },
+        responses={
+            201: inline_serializer("GraphImported", {"content_hash": serializers.CharField()}),
+            **error_responses(400, 403, 404, 409, 413),
+        },
     )
     def post(self, request: Request) -> Response:
         zone = _zone(request.query_params.get("zone"))

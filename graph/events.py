@@ -5,7 +5,7 @@ per kind of trail event, written to the zone's own chain inside the caller's tra
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from trail import ledger
 
@@ -20,6 +20,7 @@ class Kind(StrEnum):
     GRAPH_EDGE_ADDED = "graph.edge_added"
     GRAPH_EDGE_DELETED = "graph.edge_deleted"
     GRAPH_NODE_DELETED = "graph.node_deleted"
+    GRAPH_NODE_WRITTEN = "graph.node_written"
     GRAPH_IMPORTED = "graph.imported"
     GRAPH_ANSWERED = "graph.answered"
     GRAPH_RISK_FLAGGED = "graph.risk_flagged"
@@ -72,6 +73,32 @@ def graph_node_deleted(
         actor=actor,
         reason=reason,
         payload={"key": key, "type": node_type, "edges": edges},
+    )
+
+
+def graph_node_written(
+    *,
+    zone: Coordinate,
+    key: str,
+    node_type: str,
+    label: str,
+    attributes: dict[str, Any],
+    created: bool,
+    actor: AbstractBaseUser,
+) -> TrailEvent:
+    """Someone added a node by hand (REST), or changed one of their zone's; the attributes
+    go in as their hash (they may be large)."""
+    return ledger.append(
+        kind=Kind.GRAPH_NODE_WRITTEN,
+        chain=ledger.chain_for(zone),
+        actor=actor,
+        payload={
+            "key": key,
+            "type": node_type,
+            "label": label,
+            "attributes": ledger.content_hash(attributes),
+            "created": created,
+        },
     )
 
 

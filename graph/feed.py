@@ -14,7 +14,8 @@ by `graph.tasks.trail_follow_soon`); runs asked for
 within a second share one, and a periodic run catches anything a lost request missed. So
 the graph costs the pipeline a few queries a second, not a task per decision, and a run
 that dies leaves the cursor where it was: the next one applies the same events again, and
-every write is an upsert.
+every write is an upsert. An event that cannot be applied is quarantined (`trail.quarantine`)
+and the cursor moves past it: one bad event never stops the graph for the others.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -37,9 +38,15 @@ from graph.signals import risk_scan_wanted
 from graph.store import SYSTEM_PERSON, _edge_data, _node_data, record_changes
 from trail import ledger
 from trail.models import TrailEvent, TrailHead
+from trail.quarantine import quarantine, quarantined
 
 SCAN_AFTER = 2.0  # seconds a zone's risk scan waits for more of the pipeline's changes
 FOLLOW_AFTER = 1.0  # seconds the graph waits for more decision events before following
+RUN = "graph.feed.trail_follow"  # the quarantine's name for this run (a task names its own)
+# What ends a run instead of quarantining an event: the database, not the event, failed
+# (the task retries the run; every event would otherwise be set aside one by one).
+DATABASE_AWAY = (OperationalError, InterfaceError)
+ROW_ID_MAX = 2**63 - 1  # the widest id a row holds (a PostgreSQL bigint)
 
 # One committed decision event: (decision id, kind, actor as the trail names it, payload).
 DecisionFact = tuple[int, str, str, dict[str, Any]]
@@ -82,9 +89,12 @@ def _cited(decision: Decision) -> set[int]:
     for claim in decision.bundle.claims:
         for citation in claim.get("citations", []):
             try:
-                cited.add(int(citation["document"]))
+                pk = int(citation["document"])
             except (KeyError, TypeError, ValueError):
                 continue
+            # An id no row can hold names no document (and SQLite cannot even be asked).
+            if 1 <= pk <= ROW_ID_MAX:
+                cited.add(pk)
     return cited
 
 
@@ -147,7 +157,10 @@ def _plan(facts: Sequence[DecisionFact]) -> _Plan:
                 plan.edge(node, target, EdgeType.REFERENCES, zone)
         elif kind == "decision.validated" and decision.policy_label:
             name = decision.policy_label
-            policy = plan.node(f"policy:{name}", NodeType.POLICY, f"policy {name}", "")
+            # The zone's effective policy, a node of the zone: its label names the versions
+            # of the zone's levels ("G1.U1.P2.Z9@3"), which no other zone may read, so it is
+            # not shared the way people are.
+            policy = plan.node(f"policy:{zone}:{name}", NodeType.POLICY, f"policy {name}", zone)
             plan.nodes[policy].attributes["label"] = name
             plan.edge(node, policy, EdgeType.CONSTRAINED_BY, zone)
         elif kind in ("decision.approved", "decision.overridden"):
@@ -280,10 +293,56 @@ def _unfed(fed: dict[str, int]) -> tuple[list[TrailEvent], dict[str, int]]:
     return events, heads
 
 
+def _subject(event: TrailEvent) -> str:
+    return f"trail_event:{event.pk}"
+
+
+def _record(events: Sequence[TrailEvent]) -> set[str]:
+    """Apply `events` in a savepoint of the run's transaction: all of them or none."""
+    with transaction.atomic():
+        facts = [
+            (
+                int(event.decision_id or 0),
+                event.kind,
+                event.actor,
+                json.loads(bytes(event.canonical))["payload"],
+            )
+            for event in events
+        ]
+        return decision_events_record(facts=facts) if facts else set()
+
+
+def _apply(events: Sequence[TrailEvent], *, whole: bool = True) -> set[str]:
+    """Apply `events`, quarantining any that cannot be; the zones that gained an edge.
+
+    All at once first. When that fails, the events an earlier run quarantined (a replay) are
+    left out, and the rest halved until each failing event stands alone: one bad event costs
+    its batch about 2 log2(n) more tries, and the others are applied as if it were not there.
+    `whole`: `events` is the run's batch, not a part of one."""
+    if not events:
+        return set()
+    try:
+        return _record(events)
+    except DATABASE_AWAY:
+        raise
+    except Exception as error:
+        failed = error
+    if whole:
+        known = quarantined(run=RUN, subjects=[_subject(e) for e in events])
+        if known:
+            return _apply([e for e in events if _subject(e) not in known], whole=False)
+    if len(events) == 1:
+        quarantine(run=RUN, subject=_subject(events[0]), error=failed)
+        return set()
+    middle = len(events) // 2
+    return _apply(events[:middle], whole=False) | _apply(events[middle:], whole=False)
+
+
 def trail_follow(*, limit: int = 5000) -> int:
     """Apply the decision events committed since the last run, at most `limit` of them (the
-    rest on the next run); how many were applied. One transaction: the graph's state row is
-    locked first, so runs take turns and never apply an event twice over each other. Zones
+    rest on the next run); how many were read (applied, or quarantined: see `_apply`). One
+    transaction: the graph's state row is locked first, so runs take turns and never apply
+    an event twice over each other. Zones
     that gained an edge get a risk scan soon after (only a new edge changes which paths
     exist, so only then can a node cross its risk threshold)."""
     with transaction.atomic():
@@ -300,16 +359,7 @@ def trail_follow(*, limit: int = 5000) -> int:
             heads = {}
             for event in events:
                 heads[event.chain] = max(heads.get(event.chain, 0), event.seq)
-        facts = [
-            (
-                int(event.decision_id or 0),
-                event.kind,
-                event.actor,
-                json.loads(bytes(event.canonical))["payload"],
-            )
-            for event in events
-        ]
-        grown = decision_events_record(facts=facts) if facts else set()
+        grown = _apply(events)
         GraphState.objects.filter(pk=1).update(fed={**fed, **heads})
     for zone in sorted(grown):
         risk_scan_wanted.send(sender=GraphState, zone=zone, debounced=True)

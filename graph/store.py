@@ -305,33 +305,56 @@ def _foreign(node_zone: str, zone: str) -> bool:
 
 def _refuse_foreign(key: str, node_zone: str, zone: str, field: str) -> None:
     if _foreign(node_zone, zone):
+        # Not which zone: the writer may not read it (keys are global, so the 409 itself
+        # cannot be helped).
         raise Conflict(
-            f"graph node {key!r} belongs to {node_zone}: only that zone's admins may change "
+            f"graph node {key!r} belongs to another zone: only that zone's admins may change "
             f"its graph or draw edges onto it",
             field=field,
         )
 
 
 def node_write(
-    *, key: str, node_type: str, label: str, zone: Coordinate, attributes: Mapping[str, Any]
+    *,
+    key: str,
+    node_type: str,
+    label: str,
+    zone: Coordinate,
+    attributes: Mapping[str, Any],
+    actor: AbstractBaseUser,
 ) -> GraphNode:
     """A person's node write (zone admins): created in their zone, or brought up to date when
-    it is already theirs; another zone's node is a 409 and a shared one a 403, never a move."""
-    existing = GraphNode.objects.filter(key=key.strip()[:200]).first()
-    if existing is not None:
-        if not existing.zone:
-            raise Forbidden(
-                f"graph node {existing.key!r} is shared by every zone: it is the system's",
-                field="key",
-            )
-        _refuse_foreign(existing.key, existing.zone, str(zone), "key")
-    return node_ensure(
-        key=key,
-        node_type=node_type,
-        label=label,
-        zone=existing.zone if existing is not None else str(zone),
-        attributes=attributes,
-    )
+    it is already theirs; another zone's node is a 409 and a shared one a 403, never a move.
+    A write that creates or changes the node is a graph.node_written event on the node's
+    zone's chain; one that changes nothing writes no event."""
+    clean = key.strip()[:200]
+    stored_zone = GraphNode.objects.filter(key=clean).values_list("zone", flat=True).first()
+    chain_zone = _trail_zone(stored_zone or str(zone), zone)
+    with transaction.atomic():
+        ledger.lock(ledger.chain_for(chain_zone))
+        existing = GraphNode.objects.select_for_update().filter(key=clean).first()
+        before = None
+        if existing is not None:
+            if not existing.zone:
+                raise Forbidden(
+                    f"graph node {existing.key!r} is shared by every zone: it is the system's",
+                    field="key",
+                )
+            _refuse_foreign(existing.key, existing.zone, str(zone), "key")
+            before = (existing.node_type, existing.label, existing.zone, existing.attributes)
+        node = node_ensure(
+            key=key,
+            node_type=node_type,
+            label=label,
+            zone=existing.zone if existing is not None else str(zone),
+            attributes=attributes,
+        )
+        if (node.node_type, node.label, node.zone, node.attributes) != before:
+            events.graph_node_written(
+                zone=chain_zone, key=node.key, node_type=node.node_type, label=node.label,
+                attributes=node.attributes, created=existing is None, actor=actor,
+            )  # fmt: skip
+    return node
 
 
 def _resolve(spec: NodeSpec, zone: str, field: str) -> GraphNode:

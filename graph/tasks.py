@@ -3,15 +3,19 @@ call a service, retry on failure."""
 
 from __future__ import annotations
 
+import logging
+from functools import partial
 from typing import Any
 
-from celery import current_app, shared_task
+from celery import Task, current_app, shared_task
 from django.core.cache import cache
 from django.db import OperationalError
 from django.dispatch import receiver
+from kombu.exceptions import OperationalError as BrokerUnreachable
+from redis.exceptions import RedisError
 
 from evidence.signals import version_stored
-from evidence.tasks import RETRIED
+from evidence.tasks import RETRIED, retried_then_quarantined
 from graph.feed import FOLLOW_AFTER, SCAN_AFTER, trail_follow
 from graph.services import graph_risk_scan_all
 from graph.signals import risk_scan_wanted
@@ -24,8 +28,11 @@ RETRIED_ON_DATABASE = {**RETRIED, "autoretry_for": (OperationalError,)}
 
 
 @shared_task(**RETRIED)
-def extract_graph(self: object, version_id: int) -> int:
-    return version_extract(version_id=version_id)
+def extract_graph(self: Task, version_id: int) -> int:
+    """Extract one version's graph; retried, then the version is quarantined."""
+    return retried_then_quarantined(
+        self, subject=f"version:{version_id}", work=partial(version_extract, version_id=version_id)
+    )
 
 
 @shared_task(**RETRIED_ON_DATABASE)
@@ -59,8 +66,16 @@ def _due_once(mark: str, after: float, task: Any, *args: Any) -> None:
     (`make run`, tests) runs it at once."""
     if current_app.conf.task_always_eager:
         task.delay(*args)
-    elif cache.add(mark, 1, timeout=after * 0.75):
-        task.apply_async(args, countdown=after)
+        return
+    try:
+        if cache.add(mark, 1, timeout=after * 0.75):
+            task.apply_async(args, countdown=after)
+    except (RedisError, BrokerUnreachable) as error:
+        # Asked for after a commit: an unreachable cache or broker must not fail the change
+        # that asked (a 500 for a committed answer); the periodic run catches up.
+        logging.getLogger(__name__).warning(
+            "graph run not scheduled", extra={"task": task.name, "error": str(error)}
+        )
 
 
 @receiver(events_committed, dispatch_uid="graph.follow_trail")

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
@@ -75,6 +75,16 @@ class Misconfigured(ApplicationError):
 
 def error_body(code: str, message: str, field: str | None = None, **extra: Any) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, "field": field, **extra}}
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """The 404 of a path no URL matches (`/api/v1/decisions/abc/`): JSON in the error shape
+    under /api/, like every other API answer; Django's page elsewhere (maria.urls.handler404)."""
+    if request.path.startswith("/api/"):
+        return JsonResponse(error_body("not_found", f"no such path {request.path}"), status=404)
+    from django.views.defaults import page_not_found as page
+
+    return page(request, exception)
 
 
 def _first_validation_error(detail: Any, path: str = "") -> tuple[str | None, str, str]:

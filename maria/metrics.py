@@ -28,6 +28,10 @@ VALIDATION_SECONDS = Histogram(
     buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
 )
 TASK_RETRIES = Counter("maria_task_retries", "Celery task retries", ["task"])
+# Records a background run set aside and went on without (trail.quarantine), by run.
+QUARANTINED = Counter(
+    "maria_quarantined", "Records a background run quarantined after they failed", ["run"]
+)
 
 
 # Collectors that read the database at scrape time, registered by the apps that own the

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "channels",
+    "axes",  # the login lockout ("Abuse limits" below)
     # The project's apps, from the ground up: each imports only those above it (pyproject.toml,
     # [tool.importlinter]).
     "coordinates",
@@ -70,6 +72,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a login refused for lockout into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "maria.urls"
@@ -169,6 +173,19 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
+# The cache every process shares: the API's rate limits count in it (and graph.tasks keeps
+# its marks there), so with Redis a limit holds across all web processes, not per process.
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": env.str("CACHE_PREFIX", default="maria"),
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
 # Without a broker ("memory://") every task runs inline, at the point it is sent (after commit).
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL) or "memory://"
 CELERY_TASK_ALWAYS_EAGER = env.bool(
@@ -199,6 +216,9 @@ CELERY_BEAT_SCHEDULE = {
     "escalate-overdue": {"task": "decisions.tasks.escalate_overdue", "schedule": 60.0},
     # Pushes and webhooks whose sender died after commit.
     "sweep-outbox": {"task": "decisions.tasks.sweep_outbox", "schedule": 30.0},
+    # Decisions still proposed after two minutes: their validation task was lost (the broker
+    # was unreachable at commit, or restarted without its queue).
+    "resend-validations": {"task": "decisions.tasks.resend_validations", "schedule": 60.0},
     # Risk flags for what no after-commit scan covers (document extraction, threshold edits,
     # a scan task lost); zones whose graph and threshold are unchanged are skipped.
     "graph-risk-scan": {"task": "graph.tasks.scan_graph_risk", "schedule": 300.0},
@@ -213,6 +233,20 @@ CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_TASK_DEFAULT_QUEUE", default="celery
 CELERY_BROKER_TRANSPORT_OPTIONS = env.json("CELERY_BROKER_TRANSPORT_OPTIONS", default={})
 
 # --- REST --------------------------------------------------------------------------------
+
+
+def throttle_rate(name: str, default: str) -> str | None:
+    """A rate limit from the environment in DRF's form ("300/s", "120/min": a count per
+    second, minute, hour or day); empty or "off" turns it off. A malformed one stops the
+    start here, rather than failing every request."""
+    value = env.str(name, default=default).strip()
+    if value.lower() in ("", "off"):
+        return None
+    count, _, period = value.partition("/")
+    if not (count.isdigit() and int(count) > 0 and period[:1] in ("s", "m", "h", "d")):
+        raise ImproperlyConfigured(f'{name} must look like "300/s" or "120/min", or be "off"')
+    return value
+
 
 REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -229,6 +263,18 @@ REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "maria.errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    # Rate limits ("Abuse limits" below); each counts only the requests it is for.
+    "DEFAULT_THROTTLE_CLASSES": [
+        "maria.throttles.TokenRateThrottle",
+        "maria.throttles.AddressRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "token": throttle_rate("MARIA_RATE_PER_TOKEN", default="300/s"),
+        "address": throttle_rate("MARIA_RATE_PER_ADDRESS", default="120/min"),
+    },
+    # The client address the limits see: with our proxy in front, the entry it appends to
+    # X-Forwarded-For; otherwise the socket's, since a client can write that header itself.
+    "NUM_PROXIES": 1 if env.bool("DJANGO_BEHIND_PROXY", default=False) else 0,
 }
 
 SPECTACULAR_SETTINGS = {
@@ -268,6 +314,33 @@ if not DEBUG:
     if env.bool("DJANGO_BEHIND_PROXY", default=False):
         SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
+# --- Abuse limits ------------------------------------------------------------------------
+
+# The API's rate limits are REST_FRAMEWORK's throttles above (maria/throttles.py). Password
+# logins, the login page's and the admin's, are locked for MARIA_LOGIN_COOLOFF minutes after
+# MARIA_LOGIN_FAILURES failures (0: never) by django-axes. Bearer tokens never pass through
+# it (coordinates.authentication looks them up by hash): they are random, not guessable.
+AUTHENTICATION_BACKENDS = [
+    # First: it refuses a locked-out login before any password is checked.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("MARIA_LOGIN_FAILURES", default=5)
+AXES_ENABLED = AXES_FAILURE_LIMIT > 0
+AXES_COOLOFF_TIME = timedelta(minutes=env.float("MARIA_LOGIN_COOLOFF", default=15.0))
+# Failures count per username and address together: by username alone anyone could lock a
+# reviewer out by failing on their name, by address alone one office behind a NAT would be
+# locked out as a whole.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True  # a login that succeeds forgets that pair's failures
+# The address the API limits see too: behind our proxy, never REMOTE_ADDR (the proxy's own).
+AXES_CLIENT_IP_CALLABLE = "maria.throttles.client_address"
+AXES_LOCKOUT_CALLABLE = "maria.throttles.lockout_response"  # 429, Retry-After, a page
+# Every attempt during a lockout, the right password too, starts the cool-off again (the page
+# says so); and no banner in every manage.py command's output: failures are still logged.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = True
+AXES_VERBOSE = False
+
 # --- Logging -----------------------------------------------------------------------------
 
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
@@ -299,6 +372,9 @@ MARIA_EMBEDDER = env.str("MARIA_EMBEDDER", default="hashing")
 MARIA_EMBEDDER_API_KEY = env.str("MARIA_EMBEDDER_API_KEY", default="")
 # A reviewer's socket re-reads their roles this often; a revoked role closes it (seconds).
 MARIA_SOCKET_RECHECK_SECONDS = env.float("MARIA_SOCKET_RECHECK_SECONDS", default=30.0)
+# How long a sender's claim on an outbox row holds before the row may be sent by another
+# (its sender is taken to be dead); above the webhook timeout (10 s). Seconds.
+MARIA_OUTBOX_LEASE_SECONDS = env.float("MARIA_OUTBOX_LEASE_SECONDS", default=60.0)
 # The what-if preview replays the stored reports of this many past days.
 MARIA_WHATIF_DAYS = env.int("MARIA_WHATIF_DAYS", default=30)
 # The optional LLM judge (evidence/judge.py): the base URL of an OpenAI-compatible API

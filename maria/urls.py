@@ -16,6 +16,9 @@ api_v1: list[URLPattern | URLResolver] = [
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
 ]
 
+# A path no URL matches answers JSON under /api/ (maria.errors.page_not_found).
+handler404 = "maria.errors.page_not_found"
+
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", health.healthz, name="healthz"),

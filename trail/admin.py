@@ -9,7 +9,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 from django.utils.html import format_html
 
-from trail.models import TrailCheckpoint, TrailEvent, TrailHead
+from trail.models import Quarantine, TrailCheckpoint, TrailEvent, TrailHead
 
 
 class _ReadOnly(admin.ModelAdmin):
@@ -55,3 +55,12 @@ class TrailCheckpointAdmin(_ReadOnly):
 class TrailHeadAdmin(_ReadOnly):
     list_display = ("chain", "seq", "hash", "updated_at")
     search_fields = ("chain",)
+
+
+@admin.register(Quarantine)
+class QuarantineAdmin(_ReadOnly):
+    """What the background runs set aside (trail.quarantine), newest first, for operators."""
+
+    list_display = ("last_seen", "run", "subject", "count", "reason", "created_at")
+    list_filter = ("run",)
+    search_fields = ("subject", "reason")

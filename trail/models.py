@@ -191,3 +191,29 @@ pgtrigger.register(*EVENT_TRIGGERS)(TrailEvent)
 pgtrigger.register(*CHECKPOINT_TRIGGERS)(TrailCheckpoint)
 pgtrigger.register(*HEAD_TRIGGERS)(TrailHead)
 
+
+class Quarantine(models.Model):
+    """A record a background run set aside after it failed, so the run went on with the rest.
+
+    Operational, not part of the record: no hash chain, no triggers. One row per run and
+    subject ("graph.feed.trail_follow", "trail_event:123"): a subject failing again updates its
+    row (`count`, `last_seen`, the newest `reason`) instead of adding one, so a record that
+    fails on every periodic run cannot grow the table, and "is it quarantined?" is one probe
+    of the unique index. Written by `trail.quarantine`; operators read it in the admin.
+    """
+
+    run = models.CharField(max_length=64)  # the task or loop that met it
+    subject = models.CharField(max_length=200)  # what it met: "<kind>:<id>"
+    reason = models.TextField()  # the exception's class and message, truncated
+    count = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField()
+    last_seen = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-last_seen"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "subject"], name="trail_quarantine_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run} {self.subject} x{self.count}"

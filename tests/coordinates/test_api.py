@@ -251,3 +251,16 @@ def test_the_openapi_schema_and_docs_page_are_served_without_a_cdn(org: Any) -> 
     html = docs.content.decode()
     assert "swagger-ui" in html
     assert "cdn" not in html.lower()
+
+
+def test_the_documented_policy_ranges_are_the_ones_enforced() -> None:
+    from coordinates import policy
+    from coordinates.api import POLICY_RANGES
+
+    assert set(POLICY_RANGES) == set(policy.FIELD_NAMES)
+    for name, (low, high, low_open) in POLICY_RANGES.items():
+        step = 1 if isinstance(getattr(policy.SYSTEM_DEFAULT, name), int) else 1e-9
+        assert not policy.check_overrides({name: high}), name
+        assert policy.check_overrides({name: high + step}), name
+        assert policy.check_overrides({name: low - step}), name
+        assert bool(policy.check_overrides({name: low})) == low_open, name

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from coordinates.coordinate import Coordinate, CoordinateError, Level, parse
+from coordinates.coordinate import Coordinate, CoordinateError, Level, parse, pattern
 
 # An independent oracle: the coordinate grammar (docs/architecture.md) as one regular expression.
 N = r"[1-9][0-9]{0,5}"
@@ -41,6 +41,27 @@ def test_a_string_parses_exactly_when_the_grammar_accepts_it(text: str) -> None:
     else:
         with pytest.raises(CoordinateError):
             parse(text)
+
+
+@given(
+    st.text(alphabet="GUPZA0123456789.٣１ x-_", max_size=30),
+    st.integers(1, 5),
+    st.integers(1, 5),
+)
+@example("G1.U2.P3.Z4", 4, 4)
+@example("G1.U2.P3.Z4.A5", 5, 5)
+@example("G1.U2.P3", 4, 4)
+@example("", 1, 5)
+def test_the_documented_pattern_accepts_what_parse_accepts_at_those_levels(
+    text: str, shortest: int, longest: int
+) -> None:
+    shortest, longest = min(shortest, longest), max(shortest, longest)
+    try:
+        depth = parse(text).depth
+    except CoordinateError:
+        depth = 0
+    documented = re.fullmatch(pattern(shortest=shortest, longest=longest), text)
+    assert bool(documented) == (shortest <= depth <= longest)
 
 
 @given(st.text(max_size=40))

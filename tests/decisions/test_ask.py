@@ -53,3 +53,16 @@ def test_a_question_nothing_answers_is_refused_and_the_refusal_is_on_the_trail(
     assert event.payload["threshold"] == refusal["threshold"]
     assert question not in str(event.payload)  # kept as its hash, not its text
     assert verify_database().intact
+
+
+def test_an_idempotency_key_is_checked_as_a_submission_checks_it(
+    policy_doc: Any, agent_client: Callable[[str], Any]
+) -> None:
+    # /ask/ passed the header on unchecked: 201 characters failed PostgreSQL's column (a 500).
+    client = agent_client(AGENT)
+    body = {"question": "Who approves expenses above 500,000 yen?", "zone": ZONE}
+    for key in ("k" * 201, "with space"):
+        response = client.post("/api/v1/ask/", body, format="json", HTTP_IDEMPOTENCY_KEY=key)
+        assert response.status_code == 400
+        assert response.json()["error"]["field"] == "Idempotency-Key"
+    assert not Decision.objects.exists()

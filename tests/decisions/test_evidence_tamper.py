@@ -65,6 +65,7 @@ def _edit_bundle(decision: Decision) -> str:
 
 
 def _edit_report_gate(decision: Decision) -> str:
+    assert decision.report_id is not None
     ValidationReport.objects.filter(pk=decision.report_id).update(gate="blocked")
     return f"evidence_validationreport id {decision.report_id} "
 

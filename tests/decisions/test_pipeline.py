@@ -204,6 +204,16 @@ def test_people_cannot_submit_decisions(
     assert response.status_code == 403
 
 
+def test_a_since_of_a_day_that_does_not_exist_is_a_400_naming_it(
+    org: Any, person: Callable[..., Any], client_for: Callable[[Any], APIClient]
+) -> None:
+    auditor = client_for(person("audrey", Role.AUDITOR, "G1"))
+    # Well formed, but February has no 30th: once a 500 (parse_datetime raises ValueError).
+    response = auditor.get("/api/v1/decisions/?since=2025-02-30T00:00:00Z")
+    assert response.status_code == 400
+    assert response.json()["error"]["field"] == "since"
+
+
 def test_decisions_are_listed_with_filters_and_scoped(
     policy_doc: Any,
     submit: Callable[..., Any],

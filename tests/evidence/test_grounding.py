@@ -4,11 +4,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evidence.grounding import check_claim, claims_without_numbers_share, classify_claim
+from evidence.embeddings import HashingEmbedder, l2_normalise
+from evidence.grounding import check_claim, claims_without_numbers_share, classify_claim, cosine
+from evidence.scoring import item_confidence
 
 CORPUS = json.loads(
     (Path(__file__).parent / "corpus" / "grounding_corpus.json").read_text(encoding="utf-8")
@@ -368,3 +371,37 @@ def test_by_after_a_subject_names_the_agent_only_in_the_passive() -> None:
     assert not check_claim("The buyer ships the goods within 30 days.", paragraph).supported
     passive = "The goods are shipped by the seller within 30 days."
     assert check_claim(passive, paragraph).supported
+
+
+# --- the cosine the claim check is given -----------------------------------------------------
+
+VERBATIM = "Expenses above 50,000 yen require prior approval by the division head."
+
+
+def test_a_vector_against_itself_has_a_cosine_of_exactly_one_not_more() -> None:
+    # given a float32 unit vector whose dot product with itself rounds above 1
+    vector = HashingEmbedder().embed([VERBATIM])[0]
+    assert vector.dtype == np.float32
+    assert float(vector @ vector) > 1.0  # 1.0000001: what the validation used to compare
+    # then its cosine with itself is 1, which the scores accept and the check is rescued by
+    similarity = cosine(vector, vector)
+    assert similarity == 1.0
+    assert cosine(vector, -vector) == -1.0
+    item_confidence([similarity], [1.0], [1.0], [1.0], (0.25, 0.25, 0.25, 0.25))
+    assert check_claim(VERBATIM, VERBATIM, similarity=similarity).supported
+
+
+@given(
+    # Not all near zero: float32 squares of subnormals underflow, and the zero vector has
+    # no direction (its cosine is 0 by design).
+    st.lists(st.floats(-1e3, 1e3, allow_nan=False, width=32), min_size=2, max_size=64).filter(
+        lambda xs: max(abs(x) for x in xs) > 1e-3
+    )
+)
+def test_the_cosine_of_unit_float32_vectors_stays_within_minus_one_and_one(
+    values: list[float],
+) -> None:
+    (vector,) = l2_normalise(np.asarray([values], dtype=np.float32))
+    assert -1.0 <= cosine(vector, vector) <= 1.0
+    assert -1.0 <= cosine(vector, -vector) <= 1.0
+    assert cosine(vector, vector) == pytest.approx(1.0, abs=1e-5)

@@ -266,3 +266,22 @@ def test_a_whole_paragraph_cited_is_narrowed_to_the_sentence_that_bears_on_the_c
         [{"text": claim, "citations": [cite(approval, start=0, end=len(approval.text))]}]
     )
     assert given.body["claims"][0]["evidence"][0]["aligned"] is None
+
+
+def test_a_claim_copied_word_for_word_from_its_paragraph_is_supported(
+    ingest: Callable[..., Any],
+) -> None:
+    # given a one-sentence paragraph whose float32 embedding has a dot product with itself
+    # of 1.0000001 (tests/evidence/test_grounding.py), and a claim that copies it
+    text = "Expenses above 50,000 yen require prior approval by the division head."
+    ingest(text, title="Approvals", key="approvals")
+    paragraph = paragraph_with("50,000 yen require")
+    assert paragraph.text == text
+
+    # when the claim is validated
+    report = validate([{"text": text, "citations": [cite(paragraph)]}])
+
+    # then it is supported, at a similarity of exactly 1 (it failed validation at 1.0000001)
+    claim = report.body["claims"][0]
+    assert claim["supported"] is True
+    assert claim["evidence"][0]["signals"]["similarity"] == 1.0

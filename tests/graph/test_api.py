@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -55,6 +56,26 @@ def test_a_reviewer_may_read_but_not_change_the_graph(reviewer_api: Any) -> None
     assert response.status_code == 403
     assert response.json()["error"]["code"] == "permission_denied"
     assert not GraphNode.objects.filter(key="risk:x").exists()
+
+
+def test_a_nul_in_a_text_query_parameter_is_a_400_naming_it(
+    admin_api: Any, import_lines: Callable[..., Any]
+) -> None:
+    # PostgreSQL holds no NUL in text: these reached it and answered 500 there.
+    assert import_lines([edge("decision:a", "person:p", "approved_by")]).status_code == 201
+    node = GraphNode.objects.get(key="decision:a")
+    for url in (
+        "/api/v1/graph/nodes/?q=a%00",
+        "/api/v1/graph/nodes/?type=%00",
+        f"/api/v1/graph/query/?zone={ZONE}&q=who%00",
+    ):
+        response = admin_api.get(url)
+        assert response.status_code == 400, url
+        assert response.json()["error"]["field"] in ("q", "type"), url
+    deleted = admin_api.delete(f"/api/v1/graph/nodes/{node.pk}/?reason=gone%00")
+    assert deleted.status_code == 400
+    assert deleted.json()["error"]["field"] == "reason"
+    assert GraphNode.objects.filter(pk=node.pk).exists()
 
 
 def test_bad_edges_are_refused_naming_the_field(admin_api: Any) -> None:
@@ -115,6 +136,31 @@ def test_a_csv_import_is_accepted_too(admin_api: Any) -> None:
     )
     assert response.status_code == 201, response.json()
     assert GraphEdge.objects.get().confidence == 0.8
+
+
+def test_an_import_names_its_format_in_the_query_string(admin_api: Any) -> None:
+    # `format` is also DRF's response-format override: it once made every such import a 404.
+    body = (
+        "source,source_type,target,target_type,type\n"
+        "decision:a,decision,person:p,person,approved_by\n"
+    )
+    as_csv = admin_api.post(
+        f"/api/v1/graph/import/?zone={ZONE}&format=csv", data=body, content_type="text/plain"
+    )
+    assert as_csv.status_code == 201, as_csv.json()
+    line = json.dumps(
+        {
+            "source": "decision:b",
+            "source_type": "decision",
+            "target": "person:p",
+            "type": "approved_by",
+        }
+    )
+    as_lines = admin_api.post(
+        f"/api/v1/graph/import/?zone={ZONE}&format=jsonl", data=line, content_type="text/plain"
+    )
+    assert as_lines.status_code == 201, as_lines.json()
+    assert GraphEdge.objects.count() == 2
 
 
 def test_an_import_with_one_bad_row_writes_nothing(import_lines: Callable[..., Any]) -> None:

@@ -34,3 +34,14 @@ def test_login_rotates_the_session_and_logout_ends_it(django_user_model: Any) ->
     assert after != before
     client.post("/accounts/logout/")
     assert "_auth_user_id" not in client.session
+
+
+def test_a_path_no_api_url_matches_is_a_json_404_and_a_page_elsewhere() -> None:
+    # `<int:pk>` does not match "abc": the resolver's 404, which was Django's HTML page.
+    api = Client().get("/api/v1/decisions/abc/")
+    assert api.status_code == 404
+    assert api["Content-Type"] == "application/json"
+    assert api.json()["error"]["code"] == "not_found"
+    page = Client().get("/no-such-page/")
+    assert page.status_code == 404
+    assert page["Content-Type"].startswith("text/html")
