@@ -3,7 +3,7 @@ so that a generated client refuses what the server refuses."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.utils import OpenApiParameter
@@ -38,7 +38,7 @@ def coordinate_parameter(
     *,
     shortest: int = 1,
     longest: int = 4,
-    location: str = OpenApiParameter.QUERY,
+    location: Literal["query", "path"] = "query",
     required: bool = False,
     description: str = "",
 ) -> OpenApiParameter:

@@ -146,7 +146,9 @@ class CitationIn(StrictSerializer):
 class ClaimIn(StrictSerializer):
     text = serializers.CharField(max_length=4000)
     # More than MAX_CITATIONS is refused with 413 (_check_sizes), before validation.
-    citations = CitationIn(many=True, allow_empty=True, max_length=MAX_CITATIONS)
+    citations: serializers.ListSerializer[Any] = serializers.ListSerializer(
+        child=CitationIn(), max_length=MAX_CITATIONS
+    )
 
 
 class DecisionIn(StrictSerializer):
@@ -155,7 +157,9 @@ class DecisionIn(StrictSerializer):
     zone = CoordinateField(shortest=4, longest=4, help_text="the agent's zone (G.U.P.Z)")
     agent = CoordinateField(shortest=5, longest=5, help_text="the agent (G.U.P.Z.A)")
     # More than MAX_CLAIMS is refused with 413 (_check_sizes), before validation.
-    claims = ClaimIn(many=True, allow_empty=False, max_length=MAX_CLAIMS)
+    claims: serializers.ListSerializer[Any] = serializers.ListSerializer(
+        child=ClaimIn(), allow_empty=False, max_length=MAX_CLAIMS
+    )
 
     def validate_zone(self, value: str) -> str:
         # Existence is not checked here: a zone other than the token's own is a 403 either

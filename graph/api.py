@@ -47,7 +47,7 @@ class GraphNodeSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     key = serializers.CharField()
     type = serializers.CharField(help_text="a node type (as NodeIn.type)")
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]
     zone = serializers.CharField(allow_null=True, help_text="null: shared by every zone")
     attributes = serializers.DictField()
 
@@ -56,7 +56,7 @@ class GraphEdgeSerializer(serializers.Serializer):
     """An edge as edge_json writes it."""
 
     id = serializers.IntegerField()
-    source = serializers.CharField(help_text="the key of the source node")
+    source = serializers.CharField(help_text="the key of the source node")  # type: ignore[assignment]
     target = serializers.CharField(help_text="the key of the target node")
     type = serializers.CharField(help_text="an edge type (as EdgeIn.type)")
     weight = serializers.FloatField()
@@ -79,7 +79,7 @@ class GraphRiskFlagSerializer(serializers.Serializer):
     node = serializers.CharField()
     node_id = serializers.IntegerField(allow_null=True)
     type = serializers.CharField(allow_null=True)
-    label = serializers.CharField(allow_null=True)
+    label = serializers.CharField(allow_null=True)  # type: ignore[assignment]
     share = serializers.FloatField()
     threshold = serializers.FloatField()
     review_by = serializers.CharField()
@@ -726,7 +726,7 @@ class ImportNegotiation(DefaultContentNegotiation):
     """The response by the Accept header alone: `?format=` names the import's format here
     (jsonl or csv), and DRF would read it as the response's and answer 404 for both."""
 
-    settings = SimpleNamespace(URL_FORMAT_OVERRIDE=None)
+    settings = SimpleNamespace(URL_FORMAT_OVERRIDE=None)  # type: ignore[assignment]
 
 
 class GraphImportView(APIView):

@@ -17,18 +17,17 @@ django_asgi_app = SyncChainASGIHandler()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from gates.routing import websocket_urlpatterns  # noqa: E402
+from maria.origins import SameOriginValidator  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        # A socket whose Origin is missing or not one of ALLOWED_HOSTS is refused before
-        # any session is read, so another site cannot ride a reviewer's cookie.
-        "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
-        ),
+        # A socket whose Origin is missing or not its own (scheme, host and port) nor
+        # trusted is refused before any session is read, so another site, or another port
+        # of this host, cannot ride a reviewer's cookie (maria.origins).
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
 

@@ -28,8 +28,8 @@ def type_problem(field: serializers.Field, value: Any) -> str | None:
 class StrictSerializer(serializers.Serializer):
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, Mapping):
-            errors = {
-                field.field_name: [problem]
+            errors: dict[str, Any] = {
+                str(field.field_name): [problem]
                 for field in self.fields.values()
                 if not field.read_only
                 and field.field_name in data

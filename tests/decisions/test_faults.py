@@ -9,9 +9,12 @@ helpers.py `Worker`) on the live test database; the web side is this process, th
 Django test client. Most answers go to one busy zone: half from an agent with a webhook (a
 local receiver), a fifth citing the wrong number (blocked). A quiet zone's agent stops asking
 a second into the fault, so no later task of its zone validates its answers in passing
-(`MARIA_VALIDATION_BATCH`): what the fault lost there stays lost unless the system finds it. After the load the periodic sweeps run, as beat would run them,
-with their age thresholds on the test's time scale. Every wait is bounded; nothing is timed,
-the figures are printed.
+(`MARIA_VALIDATION_BATCH`): what the fault lost there stays lost unless the system finds it.
+After the load the periodic sweeps run, as beat would run them, with their age thresholds on
+the test's time scale. Every wait is bounded; nothing is timed, the figures are printed.
+
+The last test kills a worker at one exact point, between the receiver taking a webhook and
+the decision's completion, where a random kill under load lands only now and then.
 
 Run: DATABASE_URL=postgres://... REDIS_URL=redis://... pytest -m faults -s
 """
@@ -429,7 +432,8 @@ def check_outcome(load: Load, receiver: WebhookReceiver, resent: int, label: str
     paths: dict[int, list[str]] = {}
     events = TrailEvent.objects.filter(decision_id__isnull=False).order_by("pk")
     for decision_id, kind in events.values_list("decision_id", "kind"):
-        paths.setdefault(decision_id, []).append(kind)
+        if decision_id is not None:
+            paths.setdefault(decision_id, []).append(kind)
     rows = {row.decision_id: row for row in Outbox.objects.filter(kind=Outbox.Kind.WEBHOOK)}
     hooks = Counter(hook.json()["decision"]["id"] for hook in receiver.hooks)
     states = Counter(d.state for d in decisions.values())

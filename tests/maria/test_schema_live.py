@@ -132,7 +132,7 @@ def stage(live_server: Any, org: dict[str, Any], person: Callable[..., Any]) -> 
     agent = _bearer(tokens["agent"])
     ids = [ingested.document.pk]
     for index, text in enumerate([GOOD, f"{GOOD} Always.", f"{GOOD} Without fail.", WRONG_NUMBER]):
-        body = {
+        body: dict[str, Any] = {
             "question": f"Who approves large travel expenses? ({index})",
             "answer": text,
             "zone": ZONE,
@@ -192,6 +192,8 @@ def _config(stage: Stage) -> Any:
     return schemathesis.Config.from_dict(
         {
             "seed": SEED,
+            # Nothing learnt in one run is replayed in the next: the same requests every time.
+            "cache": {"enabled": False},
             "headers": _bearer(stage.tokens["agent"]),
             # No NUL characters: the JSON parser refuses them in every string (maria.parsers).
             "generation": {"max-examples": MAX_EXAMPLES, "no-shrink": True, "allow-x00": False},
