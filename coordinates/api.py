@@ -32,9 +32,11 @@ from maria.openapi import NOT_BLANK, error_responses
 # The range of each policy field, as policy.check_overrides enforces it: (low, high, whether
 # low itself is refused). tests/coordinates/test_api.py holds the two to each other.
 POLICY_RANGES: dict[str, tuple[float, float, bool]] = {
-    **dict.fromkeys(("tau", "delta", "floor", "refusal_floor"), (0.0, 1.0, False)),
-    **dict.fromkeys((*policy.WEIGHT_FIELDS, "cohesion_tau"), (0.0, 1.0, False)),
-    "risk_threshold": (0.0, 1.0, False),
+    **dict.fromkeys(
+        ("tau", "delta", "floor", "refusal_floor", "cohesion_tau", "risk_threshold"),
+        (0.0, 1.0, False),
+    ),
+    **dict.fromkeys(policy.WEIGHT_FIELDS, (0.0, 1.0, False)),
     "gamma": (0.0, 1.0, True),
     "hops": (0, 10, False),
     "required_evidence": (1, 100, False),

@@ -4,6 +4,7 @@ call a service, retry on failure."""
 from __future__ import annotations
 
 import logging
+import math
 from functools import partial
 from typing import Any
 
@@ -67,9 +68,13 @@ def _due_once(mark: str, after: float, task: Any, *args: Any) -> None:
     if current_app.conf.task_always_eager:
         task.delay(*args)
         return
+    # The shared cache keeps whole seconds (Django's Redis backend truncates 0.75 s to 0,
+    # which expires at once: every commit would schedule its own run), so the mark lives
+    # a whole second at least and the run waits a quarter second past it.
+    lifetime = max(1, math.floor(after * 0.75))
     try:
-        if cache.add(mark, 1, timeout=after * 0.75):
-            task.apply_async(args, countdown=after)
+        if cache.add(mark, 1, timeout=lifetime):
+            task.apply_async(args, countdown=max(after, lifetime + 0.25))
     except (RedisError, BrokerUnreachable) as error:
         # Asked for after a commit: an unreachable cache or broker must not fail the change
         # that asked (a 500 for a committed answer); the periodic run catches up.

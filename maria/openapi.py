@@ -1,9 +1,10 @@
 """What every operation of the OpenAPI document shares: the error shape of maria.errors as
-one component, the refusals each status stands for, and the bounds of ids in paths.
+one component, the refusals each status stands for, the bounds of ids in paths, and two
+rules DRF enforces that drf-spectacular leaves out (blank text, the length of lists).
 
 The views name the statuses they can answer with (`error_responses(400, 404)`); 401 and 429
 come with every operation, since every one needs a principal and every one is rate limited
-(maria/throttles.py).
+(maria/throttles.py). tests/maria/test_schema_live.py holds the server to the document.
 """
 
 from __future__ import annotations
@@ -85,8 +86,9 @@ def path_id(name: str = "id", description: str = "") -> OpenApiParameter:
 
 
 class BoundedListExtension(OpenApiSerializerFieldExtension):
-    """`Child(many=True, allow_empty=False, max_length=N)` as minItems and maxItems: DRF
-    enforces the bounds of a list of objects, but drf-spectacular leaves them out."""
+    """`ListSerializer(child=..., allow_empty=False, max_length=N)` (or `many=True` with
+    those) as minItems and maxItems: DRF enforces the bounds of a list of objects, but
+    drf-spectacular leaves them out."""
 
     target_class = "rest_framework.serializers.ListSerializer"
 

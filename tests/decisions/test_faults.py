@@ -410,7 +410,7 @@ def drain(worker: Callable[[], Worker]) -> int:
     began = time.monotonic()
     deadline = began + DRAIN_SECONDS
     resent = 0
-    print(f"\nafter the load: {len(_unsettled())} unsettled", end="")
+    print(f"\n{len(_unsettled())} unsettled when the drain began", end="")
     while stuck := _unsettled():
         if time.monotonic() > deadline:
             shown = "\n  ".join(stuck[:40])
@@ -612,11 +612,11 @@ def test_a_worker_killed_after_the_webhook_was_taken_leaves_the_row_to_be_sent_a
         assert Decision.objects.get(pk=decision_id).state == State.EXECUTED
         assert row.sent_at is None, "the row was marked sent, but its decision never completed"
 
-        # and when a new worker starts and the sweep runs, the row is sent again and the
-        # decision completed, once
+        # and when a new worker starts, the row is sent again once its lease ran out (by the
+        # task delivered again or by the sweep, whichever claims it first) and the decision
+        # completed, once
         second = workers("w2")
-        resent = drain(lambda: second)
-    assert resent >= 1
+        drain(lambda: second)
     assert receiver.posts == [decision_id, decision_id]
     assert kinds(decision_id) == COMPLETED
     assert Outbox.objects.get(pk=row.pk).sent_at is not None

@@ -208,3 +208,13 @@ def test_overdue_decisions_escalate_to_the_parent_level(queued: int) -> None:
     assert decision.due_at > timezone.now()
     assert TrailEvent.objects.filter(decision_id=queued, kind="decision.escalated").exists()
     assert services.decisions_escalate_overdue() == 0
+
+
+def test_a_body_that_is_not_an_object_is_a_400_and_changes_nothing(
+    queued: int, reviewers: tuple[APIClient, APIClient]
+) -> None:
+    # A list was read as "no reason" and the approval went through.
+    ann, _ = reviewers
+    response = ann.post(f"/api/v1/decisions/{queued}/approve/", ["looks fine"], format="json")
+    assert response.status_code == 400
+    assert Decision.objects.get(pk=queued).state == "approval_required"

@@ -105,7 +105,9 @@ def test_requests_to_follow_within_a_second_share_one_run(
     cache.delete("maria:graph-follow-due")
     for _ in range(5):  # five decision changes commit in a burst
         tasks.trail_follow_soon()
-    assert runs == [{"args": (), "countdown": graph_feed.FOLLOW_AFTER}]
+    assert len(runs) == 1
+    # the run starts after the mark is gone (the cache keeps whole seconds)
+    assert runs[0]["countdown"] >= max(graph_feed.FOLLOW_AFTER, 1)
     cache.delete("maria:graph-follow-due")  # the mark expired: the next change asks again
     tasks.trail_follow_soon()
     assert len(runs) == 2
