@@ -88,6 +88,14 @@ class Anchors:
             if isinstance(document, int) and isinstance(number, int):
                 self.versions[(document, number)] = (payload, ref)
 
+    @classmethod
+    def of_bodies(cls, bodies: Iterable[Mapping[str, Any]]) -> Anchors:
+        """From decoded event bodies (an export's), each placed by its own chain and seq."""
+        anchors = cls()
+        for body in bodies:
+            anchors.add(EventRef(str(body.get("chain")), int(body.get("seq") or 0)), body)
+        return anchors
+
     @property
     def empty(self) -> bool:
         return not (self.bundles or self.reports or self.versions)
@@ -182,14 +190,7 @@ def verify_evidence_database(anchors: Anchors | None = None) -> tuple[list[str],
     anchors = anchors_from_database() if anchors is None else anchors
     problems: list[str] = []
     checked = 0
-    decisions = _in_chunks(
-        Decision.objects.values("id", "bundle_id", "report_id"),
-        set(anchors.bundles) | {d for d, _, _ in anchors.reports},
-    )
-    bundle_ids = {row["bundle_id"] for row in decisions.values()}
-    bundles = _in_chunks(
-        EvidenceBundle.objects.values("id", "zone", "claims", "content_hash"), bundle_ids
-    )
+    decisions, bundles = _decisions_and_bundles(anchors)
     for decision_id, (expected, ref) in anchors.bundles.items():
         decision = decisions.get(decision_id)
         if decision is None:
@@ -233,6 +234,21 @@ def verify_evidence_database(anchors: Anchors | None = None) -> tuple[list[str],
 
     checked += _check_versions(anchors, problems)
     return problems, checked
+
+
+def _decisions_and_bundles(
+    anchors: Anchors,
+) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]]]:
+    """The decisions the events name, and their bundles, by id."""
+    decisions = _in_chunks(
+        Decision.objects.values("id", "bundle_id", "report_id"),
+        set(anchors.bundles) | {d for d, _, _ in anchors.reports},
+    )
+    bundles = _in_chunks(
+        EvidenceBundle.objects.values("id", "zone", "claims", "content_hash"),
+        {row["bundle_id"] for row in decisions.values()},
+    )
+    return decisions, bundles
 
 
 def _in_chunks(rows: Any, ids: Iterable[int]) -> dict[int, dict[str, Any]]:
@@ -303,15 +319,8 @@ def evidence_records(bodies: Iterable[Mapping[str, Any]]) -> Iterator[dict[str, 
     """The evidence an export's events name, as records for `?include=evidence`: each
     decision's bundle and reports, and the versions and paragraphs the bundles cite (the
     paragraphs' text; of a version its hash and paragraph places, not its whole text)."""
-    anchors = Anchors()
-    for body in bodies:
-        anchors.add(EventRef(str(body.get("chain")), int(body.get("seq") or 0)), body)
-    decision_ids = set(anchors.bundles) | {d for d, _, _ in anchors.reports}
-    decisions = _in_chunks(Decision.objects.values("id", "bundle_id", "report_id"), decision_ids)
-    bundle_ids = {row["bundle_id"] for row in decisions.values()}
-    bundles = _in_chunks(
-        EvidenceBundle.objects.values("id", "zone", "claims", "content_hash"), bundle_ids
-    )
+    anchors = Anchors.of_bodies(bodies)
+    decisions, bundles = _decisions_and_bundles(anchors)
     for decision_id in sorted(decisions):
         bundle = bundles[decisions[decision_id]["bundle_id"]]
         yield {"type": "evidence.bundle", "decision": decision_id, **bundle}
@@ -375,9 +384,7 @@ def verify_evidence_records(
     bodies: Iterable[Mapping[str, Any]], records: Sequence[Mapping[str, Any]]
 ) -> tuple[list[str], int]:
     """Offline: re-hash an export's evidence records against its events' hashes."""
-    anchors = Anchors()
-    for body in bodies:
-        anchors.add(EventRef(str(body.get("chain")), int(body.get("seq") or 0)), body)
+    anchors = Anchors.of_bodies(bodies)
     problems: list[str] = []
     checked = 0
     bundles = {r["decision"]: r for r in records if r.get("type") == "evidence.bundle"}
