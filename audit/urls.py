@@ -1,8 +1,10 @@
-"""The auditor's pages (under /audit/) and the trail export API (`api`, under /api/v1/)."""
+"""The auditor's pages (under /audit/), the trail export API (`api`, under /api/v1/) and the
+zone's governance figures there too (`gates.dashboard`)."""
 
 from django.urls import URLPattern, path
 
 from audit import api, views
+from gates import dashboard
 
 urlpatterns: list[URLPattern] = [
     path("audit/", views.audit_search, name="audit"),
@@ -14,4 +16,6 @@ urlpatterns: list[URLPattern] = [
 api_urlpatterns: list[URLPattern] = [
     path("trail/", api.TrailExportView.as_view(), name="trail-export"),
     path("trail/public-key/", api.TrailPublicKeyView.as_view(), name="trail-public-key"),
+    # The governance dashboard's figures (gates.kpis), read by zone admins and auditors.
+    path("zones/<str:coordinate>/kpis/", dashboard.ZoneKpisView.as_view(), name="zone-kpis"),
 ]

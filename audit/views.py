@@ -3,6 +3,8 @@ range and export it. Read-only: nothing here changes anything."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -15,9 +17,11 @@ from django.views.decorators.http import require_GET
 
 from audit import selectors as audit_selectors
 from audit.forms import AuditFilterForm
+from audit.integrity import evidence_records
 from audit.selectors import AuditFilters
 from gates import selectors as gate_selectors
 from gates.views import decision_context, role_required
+from maria.errors import NotFound
 
 
 def _audit_filters(request: HttpRequest) -> tuple[AuditFilterForm, AuditFilters]:
@@ -80,12 +84,74 @@ def audit_verify(request: HttpRequest) -> HttpResponse:
     )
 
 
+def _decision_lines(decision: Any) -> Iterator[str]:
+    """One decision's trail events (each with chain, seq, prev_hash, hash and the hashed
+    bytes, as in the zone's export) and the evidence they name: what it cited, its bundle
+    and reports. Its events are links of its lane's chain; the neighbours between them are
+    other decisions', so the lines prove each event's own hash, and the zone's export the
+    chain."""
+
+    def line(record: dict[str, Any]) -> str:
+        return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+    yield line(
+        {
+            "type": "decision.export",
+            "decision": decision.pk,
+            "zone": decision.zone,
+            "exported_at": timezone.now().isoformat(),
+        }
+    )
+    bodies: list[dict[str, Any]] = []
+    count = 0
+    for event in gate_selectors.decision_events(decision):
+        canonical = bytes(event.canonical)
+        count += 1
+        try:
+            body = json.loads(canonical)
+        except ValueError:
+            body = None
+        if isinstance(body, dict):
+            bodies.append(body)
+        yield line(
+            {
+                "type": "trail.event",
+                "id": event.pk,
+                "chain": event.chain,
+                "seq": event.seq,
+                "prev_hash": event.prev_hash,
+                "hash": event.hash,
+                "canonical": canonical.decode("utf-8", errors="replace"),
+            }
+        )
+    records = 0
+    for record in evidence_records(bodies):
+        records += 1
+        yield line(record)
+    yield line({"type": "trail.end", "events": count, "records": records})
+
+
 @require_GET
 @role_required(audit_selectors.AUDIT_ROLES)
 def audit_export(request: HttpRequest) -> StreamingHttpResponse:
+    """The shown range's trail as JSON Lines; `?decision=<id>` exports that decision alone."""
+    stamp = datetime.now(tz=timezone.get_current_timezone()).strftime("%Y%m%dT%H%M%S")
+    wanted = request.GET.get("decision", "")
+    if wanted:
+        if not wanted.isdigit():
+            raise NotFound("no such decision")
+        decision = gate_selectors.decision_for(
+            request.user, int(wanted), audit_selectors.AUDIT_ROLES
+        )
+        response = StreamingHttpResponse(
+            _decision_lines(decision), content_type="application/x-ndjson"
+        )
+        response["Content-Disposition"] = (
+            f'attachment; filename="maria-decision-{decision.pk}-{stamp}.jsonl"'
+        )
+        return response
     _, filters = _audit_filters(request)
     scopes = audit_selectors.audit_range(request.user, filters.zone)
-    stamp = datetime.now(tz=timezone.get_current_timezone()).strftime("%Y%m%dT%H%M%S")
     response = StreamingHttpResponse(
         audit_selectors.trail_export(scopes, filters.since), content_type="application/x-ndjson"
     )

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.utils.dateparse import parse_datetime
+from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -36,8 +37,9 @@ from maria.openapi import DATABASE_INT_MAX, error_responses, one_of, or_empty, p
 from maria.strict import StrictSerializer
 
 MAX_BODY_BYTES = 1024 * 1024
-MAX_CLAIMS = 50
+MAX_CLAIMS = services.MAX_CLAIMS
 MAX_CITATIONS = 20
+MAX_SOURCES = 50  # as many as one search returns at most
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,200}")  # printable ASCII, no spaces
 PAGE_SIZE = 50
 
@@ -151,15 +153,13 @@ class ClaimIn(StrictSerializer):
     )
 
 
-class DecisionIn(StrictSerializer):
+class _Submission(StrictSerializer):
+    """What both shapes of a submission share."""
+
     question = serializers.CharField(max_length=10_000)
     answer = serializers.CharField(max_length=50_000)
     zone = CoordinateField(shortest=4, longest=4, help_text="the agent's zone (G.U.P.Z)")
     agent = CoordinateField(shortest=5, longest=5, help_text="the agent (G.U.P.Z.A)")
-    # More than MAX_CLAIMS is refused with 413 (_check_sizes), before validation.
-    claims: serializers.ListSerializer[Any] = serializers.ListSerializer(
-        child=ClaimIn(), allow_empty=False, max_length=MAX_CLAIMS
-    )
 
     def validate_zone(self, value: str) -> str:
         # Existence is not checked here: a zone other than the token's own is a 403 either
@@ -168,6 +168,15 @@ class DecisionIn(StrictSerializer):
 
     def validate_agent(self, value: str) -> str:
         return str(coordinate_from(value, field="agent", level=Level.AGENT))
+
+
+class DecisionIn(_Submission):
+    """An answer with its claims and their citations, as the agent split and cited it."""
+
+    # More than MAX_CLAIMS is refused with 413 (_check_sizes), before validation.
+    claims: serializers.ListSerializer[Any] = serializers.ListSerializer(
+        child=ClaimIn(), allow_empty=False, max_length=MAX_CLAIMS
+    )
 
     def validate_claims(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
         seen: set[str] = set()
@@ -179,11 +188,56 @@ class DecisionIn(StrictSerializer):
         return value
 
 
+class PlainAnswerIn(_Submission):
+    """A plain answer and the sources it drew on: the engine splits the answer into claims,
+    cites the sources its `[n]` markers name (1-based) and aligns the unmarked claims to
+    the best span among them (evidence.passages.answer_claims)."""
+
+    # More than MAX_SOURCES is refused with 413 (_check_sizes), before validation.
+    sources: serializers.ListSerializer[Any] = serializers.ListSerializer(
+        child=CitationIn(),
+        allow_empty=False,
+        max_length=MAX_SOURCES,
+        help_text="what the answer drew on (a search passage as it came, or document, "
+        "version (default: the current one) and paragraph); [n] in the answer names the "
+        "n-th",
+    )
+
+
+class _ClaimsExcludeSources(OpenApiSerializerExtension):
+    """The two shapes exclude each other (one carries `claims`, the other `sources`): each
+    says so, so that a body with both is valid under neither, as the view refuses it."""
+
+    target_class = "decisions.api_decisions.DecisionIn"
+    other = "sources"
+
+    def map_serializer(self, auto_schema: Any, direction: Any) -> Any:
+        schema = auto_schema._map_basic_serializer(self.target, direction)
+        if direction == "request":
+            schema["not"] = {"required": [self.other]}
+        return schema
+
+
+class _SourcesExcludeClaims(_ClaimsExcludeSources):
+    target_class = "decisions.api_decisions.PlainAnswerIn"
+    other = "claims"
+
+
+SubmissionIn = PolymorphicProxySerializer(
+    component_name="DecisionSubmission",
+    serializers=[DecisionIn, PlainAnswerIn],
+    resource_type_field_name=None,
+)
+
+
 def _check_sizes(request: Request) -> None:
     length = int(request.META.get("CONTENT_LENGTH") or 0)
     if length > MAX_BODY_BYTES:
         raise _too_large(f"the body is {length} bytes; a decision may be at most {MAX_BODY_BYTES}")
     data = request.data
+    sources = data.get("sources") if isinstance(data, dict) else None
+    if isinstance(sources, list) and len(sources) > MAX_SOURCES:
+        raise _too_large(f"{len(sources)} sources; at most {MAX_SOURCES}", "sources")
     if isinstance(data, dict) and isinstance(data.get("claims"), list):
         claims = data["claims"]
         if len(claims) > MAX_CLAIMS:
@@ -197,8 +251,24 @@ def _check_sizes(request: Request) -> None:
                 )
 
 
+def _incoming(data: Any) -> DecisionIn | PlainAnswerIn:
+    """The shape the body is in: claims, or a plain answer with its sources; never both."""
+    if isinstance(data, dict) and "sources" in data:
+        if "claims" in data:
+            raise ApplicationError(
+                "send claims (the answer split and cited) or sources (a plain answer the "
+                "engine splits and aligns), not both",
+                field="sources",
+            )
+        return PlainAnswerIn(data=data)
+    return DecisionIn(data=data)
+
+
 def _clean(payload: dict[str, Any]) -> dict[str, Any]:
     """The submitted body in a canonical form (None fields dropped) for hashing and storage."""
+    if "sources" in payload:
+        sources = [{k: v for k, v in dict(s).items() if v is not None} for s in payload["sources"]]
+        return {**payload, "sources": sources}
     claims = [
         {
             "text": claim["text"],
@@ -317,7 +387,13 @@ class DecisionListView(APIView):
 
     @extend_schema(
         summary="Submit an answer with its evidence bundle (agents)",
-        request=DecisionIn,
+        description=(
+            "Two shapes: `claims` with their citations, or a plain answer with `sources` (the "
+            "engine splits it into claims, honours `[n]` markers into `sources` and aligns "
+            "unmarked claims; the bundle keeps each claim's offsets in the answer and, per "
+            "citation, its `source`, `via` (marker or alignment) and `alignment` span)."
+        ),
+        request=SubmissionIn,
         parameters=[_idempotency_key(), _replayed()],
         responses={
             201: DecisionOut,
@@ -335,7 +411,7 @@ class DecisionListView(APIView):
             )
         key = _checked_idempotency_key(request)
         _check_sizes(request)
-        incoming = DecisionIn(data=request.data)
+        incoming = _incoming(request.data)
         incoming.is_valid(raise_exception=True)
         submitted = services.decision_submit(
             token=token, payload=_clean(dict(incoming.validated_data)), idempotency_key=key

@@ -102,11 +102,17 @@ def decision_released(decision: Decision, *, actor: AbstractBaseUser) -> TrailEv
 
 
 def decision_approval_recorded(
-    decision: Decision, *, actor: AbstractBaseUser, given: int, needed: int
+    decision: Decision, *, actor: AbstractBaseUser, given: int, needed: int, reason: str = ""
 ) -> TrailEvent:
-    """One of several required approvals (four eyes): not yet approved."""
+    """One of several required approvals (four eyes): not yet approved; the approver's
+    reason is on the trail as the final approver's is."""
     return _decision(
-        decision, Kind.DECISION_APPROVAL_RECORDED, actor=actor, given=given, needed=needed
+        decision,
+        Kind.DECISION_APPROVAL_RECORDED,
+        actor=actor,
+        given=given,
+        needed=needed,
+        reason=reason,
     )
 
 

@@ -87,7 +87,11 @@ class Decision(ConcurrentTransitionMixin, models.Model):
                 name="decision_idempotency_key_unique",
             )
         ]
-        indexes = [models.Index(fields=["zone", "state", "due_at"], name="decision_queue")]
+        indexes = [
+            models.Index(fields=["zone", "state", "due_at"], name="decision_queue"),
+            # The dashboard counts a few days' decisions by their time (gates.kpis).
+            models.Index(fields=["created_at"], name="decision_created_at"),
+        ]
 
     def __str__(self) -> str:
         return f"decision {self.pk} ({self.state})"

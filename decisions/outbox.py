@@ -2,12 +2,18 @@
 
 A row is claimed with a compare-and-set (`UPDATE ... WHERE sent_at IS NULL AND the lease is
 free`), so two senders never both send it; a sender that dies leaves the row to the sweep.
+
+A webhook row holds its whole message, written in the transaction of the outcome it tells:
+`{"token", "url", "webhook_id", "message"}` (decisions/webhooks.py). Every retry sends the
+same message under the same `webhook_id`; rows of the previous release (`{"token", "url"}`)
+are built from their decision when they are sent.
 """
 
 from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -15,8 +21,10 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from coordinates.coordinate import Coordinate
-from decisions.models import Outbox
+from coordinates.models import ApiToken
+from decisions.models import Approval, Decision, Gate, Outbox
 from decisions.signals import queue_event, webhook_due
+from decisions.webhooks import Message, completed_message, new_webhook_id
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +39,41 @@ def lease() -> timedelta:
 def outbox_send_after_commit(row: Outbox) -> None:
     row_id = row.pk
     transaction.on_commit(lambda: outbox_dispatch(row_id))
+
+
+def outbox_webhook(decision: Decision, token: ApiToken | None, message: Message) -> None:
+    """Queue `message` for `token`'s webhook, in the caller's transaction; sent after commit.
+    Without a token that has a webhook there is no one to tell: the agent polls."""
+    if token is None or not token.webhook_url:
+        return
+    outbox_send_after_commit(
+        Outbox.objects.create(
+            kind=Outbox.Kind.WEBHOOK,
+            decision=decision,
+            payload={
+                "token": token.pk,
+                "url": token.webhook_url,
+                "webhook_id": new_webhook_id(),
+                "message": dict(message),
+            },
+        )
+    )
+
+
+def webhook_message(row: Outbox) -> tuple[str, dict[str, Any]]:
+    """A webhook row's id and message. A row of the previous release holds neither: it told a
+    release, so it is that release's `decision.completed`, under an id named after the row."""
+    payload = row.payload
+    if "message" in payload:
+        return str(payload["webhook_id"]), dict(payload["message"])
+    decision = Decision.objects.select_related("report").get(pk=row.decision_id)
+    if Approval.objects.filter(decision=decision).exists():
+        message = completed_message(decision, release="approved")
+    elif decision.gate == Gate.BLOCKED:
+        message = completed_message(decision, release="overridden")
+    else:
+        message = completed_message(decision, release="auto")
+    return f"msg_outbox_{row.pk}", dict(message)
 
 
 def outbox_dispatch(row_id: int) -> None:
@@ -87,7 +130,13 @@ def outbox_sweep(older_than: timedelta = timedelta(seconds=30)) -> int:
     stale = Outbox.objects.filter(sent_at__isnull=True, created_at__lt=now - older_than).filter(
         Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now)
     )
-    ids = list(stale.values_list("pk", flat=True)[:1000])
+    ids = list(stale.values_list("pk", flat=True).order_by("pk")[:1000])
     for row_id in ids:
-        outbox_dispatch(row_id)
+        try:
+            outbox_dispatch(row_id)
+        except Exception as error:  # one row's trouble must not keep the others unsent
+            log.exception("outbox row not dispatched", extra={"outbox_id": row_id})
+            Outbox.objects.filter(pk=row_id).update(
+                last_error=str(error)[:2000], next_attempt_at=now + lease()
+            )
     return len(ids)

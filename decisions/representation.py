@@ -81,22 +81,3 @@ def decision_detail(
         ],
         "events": decision_events(decision) if events is None else [_event(e) for e in events],
     }
-
-
-def webhook_payload(decision: Decision) -> dict[str, Any]:
-    """What an agent's webhook receives when its answer is released."""
-    return {
-        "type": "decision.released",
-        "decision": {
-            "id": decision.pk,
-            "state": decision.state,
-            "zone": decision.zone,
-            "agent": decision.agent,
-            "question": decision.question,
-            "answer": decision.answer,
-            "gate": decision.gate,
-            "mode": decision.mode,
-            "sufficiency": decision.sufficiency,
-            "policy_version": decision.policy_label,
-        },
-    }

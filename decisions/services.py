@@ -33,10 +33,18 @@ from decisions.models import (
     PeriodicReview,
     State,
 )
-from decisions.outbox import outbox_send_after_commit
+from decisions.outbox import outbox_send_after_commit, outbox_webhook
 from decisions.signals import validation_wanted, validations_taken
+from decisions.webhooks import (
+    Release,
+    completed_message,
+    escalated_message,
+    failed_message,
+    rejected_message,
+)
 from evidence.judge import JudgeVerdict, judge_config
 from evidence.models import ValidationReport
+from evidence.passages import answer_claims
 from evidence.services import bundle_create
 from evidence.validation import evaluate_bundle, judge_bundle, read_cited
 from maria.errors import ApplicationError, Conflict, Forbidden, NotFound, Unprocessable
@@ -48,6 +56,7 @@ from trail.models import TrailEvent
 log = logging.getLogger(__name__)
 
 CLAIM_MINUTES = 15  # how long a reviewer's claim holds the decision for them
+MAX_CLAIMS = 50  # claims of one answer, submitted as claims or found in a plain answer
 REVIEW_ROLES = (Role.REVIEWER, Role.ZONE_ADMIN)
 
 
@@ -173,7 +182,14 @@ def _replay(existing: Decision, digest: str) -> Submitted:
 def decision_submit(
     *, token: ApiToken, payload: Mapping[str, Any], idempotency_key: str = ""
 ) -> Submitted:
-    """Create a proposed decision and its immutable bundle; validation runs after commit."""
+    """Create a proposed decision and its immutable bundle; validation runs after commit.
+
+    `payload` holds its `claims` with their citations, or a plain answer's `sources`: then
+    the claims and citations are found in the answer (`evidence.passages.answer_claims`),
+    before the transaction (it reads the sources and aligns, holding no lock). The request
+    hash is of the payload as submitted, so the same body replays even after a source's
+    document gained a version.
+    """
     agent = token.agent_coordinate
     if agent is None:
         raise Forbidden("only agent tokens submit decisions")
@@ -182,6 +198,12 @@ def decision_submit(
         raise Forbidden(f"this token belongs to agent {agent}; it may submit only as itself")
     if zone != agent.zone():
         raise Forbidden(f"agent {agent} may submit only in its zone {agent.zone()}")
+    if "claims" in payload:
+        claims = list(payload["claims"])
+    else:
+        claims = answer_claims(
+            zone=zone, answer=payload["answer"], sources=payload["sources"], max_claims=MAX_CLAIMS
+        )
     digest = request_hash(payload)
     user = token.user
     key = f"{user.pk}:{idempotency_key}" if idempotency_key else ""
@@ -190,7 +212,7 @@ def decision_submit(
             same_key = Decision.objects.filter(proposed_by=user, idempotency_key=idempotency_key)
             if same_key.exists():  # rare: a cheap look first, the whole decision only then
                 return _replay(same_key.get(), digest)
-        bundle = bundle_create(zone=zone, claims=payload["claims"])
+        bundle = bundle_create(zone=zone, claims=claims)
         try:
             # On PostgreSQL the key's advisory lock makes a duplicate insert impossible, so the
             # savepoint (two round trips) is only needed on SQLite.
@@ -410,7 +432,7 @@ def _route(
         _transition(decision, "approve")
         events.decision_approved(decision, actor=None, reason=f"gate {report.gate}")
         _log_after_commit("decision routed", decision_id=decision.pk, to="approved")
-        _deliver(decision, webhook)
+        _deliver(decision, webhook, release="auto")
     elif report.gate == Gate.REQUIRED:
         decision.due_at = timezone.now() + timedelta(hours=sla_hours)
         _transition(decision, "require_approval")
@@ -422,13 +444,16 @@ def _route(
         decision.outcome_reason = "blocked: the evidence does not support the answer"
         _transition(decision, "fail")
         events.decision_failed(decision, actor=None, reason=decision.outcome_reason)
+        outbox_webhook(decision, webhook, failed_message(decision))
         _log_after_commit("decision routed", decision_id=decision.pk, to="blocked")
 
 
-def _deliver(decision: Decision, token: ApiToken | None) -> None:
-    """approved -> executed: release the answer to `token`'s webhook (`_webhook_tokens`).
-    Without one the agent polls, so the release is the delivery: executed -> completed at
-    once. The caller saves the decision."""
+def _deliver(
+    decision: Decision, token: ApiToken | None, *, release: Release, reason: str = ""
+) -> None:
+    """approved -> executed: release the answer to `token`'s webhook (`_webhook_tokens`) as
+    `decision.completed`, whose 2xx completes it. Without one the agent polls, so the release
+    is the delivery: executed -> completed at once. The caller saves the decision."""
     _transition(decision, "execute")
     events.decision_executed(decision)
     if token is None:
@@ -437,13 +462,7 @@ def _deliver(decision: Decision, token: ApiToken | None) -> None:
         _log_after_commit("answer released", decision_id=decision.pk, delivery="polling")
         return
     _log_after_commit("answer released", decision_id=decision.pk, delivery="webhook")
-    outbox_send_after_commit(
-        Outbox.objects.create(
-            kind=Outbox.Kind.WEBHOOK,
-            decision=decision,
-            payload={"token": token.pk, "url": token.webhook_url},
-        )
-    )
+    outbox_webhook(decision, token, completed_message(decision, release=release, reason=reason))
 
 
 def decision_confirm_delivery(*, decision_id: int, how: str) -> Decision:
@@ -458,8 +477,11 @@ def decision_confirm_delivery(*, decision_id: int, how: str) -> Decision:
     return decision
 
 
-def _system_fail(*, decision_id: int, expected: State, reason: str, message: str) -> Decision:
-    """The system gives up on a decision still in `expected`: failed, with the reason."""
+def _system_fail(
+    *, decision_id: int, expected: State, reason: str, message: str, notify: bool = False
+) -> Decision:
+    """The system gives up on a decision still in `expected`: failed, with the reason (told to
+    the agent's webhook if `notify`)."""
     with _changing(decision_id):
         decision = Decision.objects.select_for_update().get(pk=decision_id)
         if decision.state != expected:
@@ -468,6 +490,10 @@ def _system_fail(*, decision_id: int, expected: State, reason: str, message: str
         _transition(decision, "fail")
         _save(decision)
         events.decision_failed(decision, actor=None, reason=reason)
+        if notify:
+            outbox_webhook(
+                decision, _webhook_token(decision.proposed_by_id), failed_message(decision)
+            )
         _log_after_commit(message, level=logging.WARNING, decision_id=decision_id, reason=reason)
     return decision
 
@@ -486,6 +512,7 @@ def decision_validation_failed(*, decision_id: int, reason: str) -> Decision:
         expected=State.PROPOSED,
         reason=reason,
         message="decision failed in validation",
+        notify=True,
     )
 
 
@@ -507,10 +534,28 @@ def _held_by_other(decision: Decision, user: User) -> bool:
     return decision.held() and decision.claimed_by_id != user.pk
 
 
+# The one limit of a reviewer's reason (approve, reject, override), for the API and the
+# pages alike: the pages' inputs carry it as maxlength, and every path ends here.
+REASON_LIMIT = 2000
+
+
+def _limited_reason(reason: str) -> str:
+    if not isinstance(reason, str):
+        raise ApplicationError("reason must be a string", field="reason")
+    reason = reason.strip()
+    if len(reason) > REASON_LIMIT:
+        raise ApplicationError(
+            f"a reason has at most {REASON_LIMIT} characters; this one has {len(reason)}",
+            field="reason",
+        )
+    return reason
+
+
 def _require_reason(reason: str) -> str:
-    if not isinstance(reason, str) or not reason.strip():
+    reason = _limited_reason(reason)
+    if not reason:
         raise ApplicationError("a reason is required", field="reason")
-    return reason.strip()
+    return reason
 
 
 def decision_claim(*, decision_id: int, user: User) -> Decision:
@@ -550,6 +595,7 @@ def decision_release(*, decision_id: int, user: User) -> Decision:
 
 
 def decision_approve(*, decision_id: int, user: User, reason: str = "") -> Decision:
+    reason = _limited_reason(reason)
     with _changing(decision_id):
         decision = _locked_for(decision_id, user)
         if decision.state != State.APPROVAL_REQUIRED:
@@ -560,14 +606,16 @@ def decision_approve(*, decision_id: int, user: User, reason: str = "") -> Decis
             raise Conflict(f"decision {decision_id} is claimed by {decision.claimed_by}")
         if Approval.objects.filter(decision=decision, reviewer=user).exists():
             raise Conflict("you have approved this decision already; another reviewer must")
-        Approval.objects.create(decision=decision, reviewer=user, reason=reason.strip())
+        Approval.objects.create(decision=decision, reviewer=user, reason=reason)
         needed = effective_policy(Coordinate.parse(decision.zone)).values.approvals_required
         given = Approval.objects.filter(decision=decision).count()
         if given < needed:
             decision.claimed_by = None
             decision.claimed_until = None
             decision.save(update_fields=["claimed_by", "claimed_until", "updated_at"])
-            events.decision_approval_recorded(decision, actor=user, given=given, needed=needed)
+            events.decision_approval_recorded(
+                decision, actor=user, given=given, needed=needed, reason=reason
+            )
             _push(decision, "decision.released")
             _log_after_commit(
                 "approval recorded", decision_id=decision_id, given=given, needed=needed
@@ -577,7 +625,9 @@ def decision_approve(*, decision_id: int, user: User, reason: str = "") -> Decis
         events.decision_approved(decision, actor=user, reason=reason)
         _push(decision, "decision.resolved")
         _log_after_commit("decision approved", decision_id=decision_id, user=user.get_username())
-        _deliver(decision, _webhook_token(decision.proposed_by_id))
+        _deliver(
+            decision, _webhook_token(decision.proposed_by_id), release="approved", reason=reason
+        )
         _save(decision)
     return decision
 
@@ -595,6 +645,11 @@ def decision_reject(*, decision_id: int, user: User, reason: str) -> Decision:
         _save(decision)
         events.decision_failed(decision, actor=user, reason=reason)
         _push(decision, "decision.resolved")
+        outbox_webhook(
+            decision,
+            _webhook_token(decision.proposed_by_id),
+            rejected_message(decision, reviewer=user.get_username()),
+        )
         _log_after_commit("decision rejected", decision_id=decision_id, user=user.get_username())
     return decision
 
@@ -619,7 +674,9 @@ def decision_override(*, decision_id: int, user: User, reason: str) -> Decision:
             decision_id=decision_id,
             user=user.get_username(),
         )
-        _deliver(decision, _webhook_token(decision.proposed_by_id))
+        _deliver(
+            decision, _webhook_token(decision.proposed_by_id), release="overridden", reason=reason
+        )
         _save(decision)
     return decision
 
@@ -648,6 +705,9 @@ def decisions_escalate_overdue() -> int:
             decision.save(update_fields=["escalated_to", "due_at", "updated_at"])
             events.decision_escalated(decision, to=str(parent))
             _push(decision, "decision.escalated")
+            outbox_webhook(
+                decision, _webhook_token(decision.proposed_by_id), escalated_message(decision)
+            )
             moved += 1
             _log_after_commit("decision escalated", decision_id=decision_id, to=str(parent))
     return moved

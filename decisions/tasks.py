@@ -21,8 +21,8 @@ from decisions.outbox import (
     outbox_done,
     outbox_retry_later,
     outbox_sweep,
+    webhook_message,
 )
-from decisions.representation import webhook_payload
 from decisions.services import (
     decision_confirm_delivery,
     decision_delivery_failed,
@@ -31,7 +31,7 @@ from decisions.services import (
     decisions_escalate_overdue,
 )
 from decisions.signals import validation_wanted, validations_taken, webhook_due
-from decisions.webhooks import DeliveryError, post
+from decisions.webhooks import COMPLETED, DeliveryError, body_of, post
 from maria.metrics import TASK_RETRIES
 from trail.quarantine import quarantine, quarantined, reason_of
 
@@ -165,49 +165,59 @@ def _validation_given_up(task: Task, decision_id: int, error: Exception) -> str:
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=WEBHOOK_RETRIES)
 def deliver_webhook(self: Task, outbox_id: int) -> str:
-    """POST the released answer to the agent's webhook; retried, then the decision fails.
-    A row the webhook cannot even be built from is retried as well (the database may have
-    been away), then quarantined and settled, its decision left released (executed): the
-    sweep stops sending it, and an operator finds it in the quarantine."""
+    """POST an outbox row's message to the agent's webhook (decisions/webhooks.py), under the
+    row's webhook id on every attempt; retried with jittered backoff. A 2xx for a
+    `decision.completed` completes the decision; when the retries run out for it, the
+    decision fails (the released answer never reached its agent); for any other message the
+    row is settled with the error, the decision being final already. A row the message
+    cannot even be built from is retried as well (the database may have been away), then
+    quarantined and settled, its decision left where it was: the sweep stops sending it, and
+    an operator finds it in the quarantine.
+
+    The attempts are counted on the row, so a task the sweep queued again for it (its own was
+    lost) goes on from them instead of starting over; each row is a task of its own, so an
+    agent whose receiver is down delays nobody else's."""
     row = outbox_claim(outbox_id)
     if row is None:
         return "taken"
     decision_id = row.decision_id
+    tried = max(self.request.retries, row.attempts - 1)  # attempts before this one
     try:
         token = ApiToken.objects.filter(pk=row.payload["token"]).first()
         if token is None or decision_id is None:
             outbox_done(row)
             return "dropped"
-        payload = webhook_payload(Decision.objects.get(pk=decision_id))
+        webhook_id, message = webhook_message(row)
+        body = body_of(message)
     except Exception as error:
-        if self.request.retries >= self.max_retries:
+        if tried >= self.max_retries:
             outbox_done(row, last_error=reason_of(error))
             quarantine(run=self.name, subject=f"outbox:{outbox_id}", error=error)
             return "quarantined"
         TASK_RETRIES.labels(task="deliver_webhook").inc()
-        delay = backoff(self.request.retries)
+        delay = backoff(tried)
         outbox_retry_later(row, reason_of(error), timedelta(seconds=delay))
         raise self.retry(exc=error, countdown=delay) from error
+    completes = message["type"] == COMPLETED  # its 2xx is the delivery of the released answer
+    where = {"decision_id": decision_id, "outbox_id": outbox_id, "webhook_id": webhook_id}
     try:
-        post(token.webhook_url, token.webhook_secret, payload)
+        post(token.webhook_url, token.webhook_secret, webhook_id=webhook_id, body=body)
     except DeliveryError as error:
-        if self.request.retries >= self.max_retries:
-            log.error(
-                "webhook failed for good",
-                extra={"decision_id": decision_id, "outbox_id": outbox_id, "error": str(error)},
-            )
+        if tried >= self.max_retries:
+            log.error("webhook failed for good", extra={**where, "error": str(error)})
             with transaction.atomic():  # as for a delivery, below
                 outbox_done(row, last_error=str(error))
-                decision_delivery_failed(decision_id=decision_id, reason=f"webhook: {error}")
+                if completes:
+                    decision_delivery_failed(decision_id=decision_id, reason=f"webhook: {error}")
             return "failed"
         TASK_RETRIES.labels(task="deliver_webhook").inc()
-        log.warning(
-            "webhook retry",
-            extra={"decision_id": decision_id, "outbox_id": outbox_id, "error": str(error)},
-        )
-        delay = backoff(self.request.retries)
+        log.warning("webhook retry", extra={**where, "error": str(error)})
+        delay = backoff(tried)
         outbox_retry_later(row, str(error), timedelta(seconds=delay))
         raise self.retry(exc=error, countdown=delay) from error
+    if not completes:
+        outbox_done(row)
+        return "delivered"
     # The row is marked sent in the transaction that completes the decision: a sender that
     # died between the two would leave the decision executed for good (the sweep skips sent
     # rows); killed inside it, the row stays unsent and is sent again after its lease.

@@ -16,15 +16,25 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from coordinates.coordinate import Level
+from coordinates.coordinate import Coordinate, Level
 from coordinates.fields import CoordinateField, coordinate_parameter
 from coordinates.models import Role
 from coordinates.selectors import agent_of, coordinate_from, has_role, in_scopes, zone_get
 from evidence.models import Document, DocumentKind, DocumentStatus, DocumentVersion
+from evidence.passages import passages_search
+from evidence.retrieval import DEFAULT_K
 from evidence.selectors import documents_visible, reader_scopes
 from evidence.services import document_ingest
 from maria.errors import ApplicationError, Forbidden, NotFound
-from maria.openapi import DATABASE_INT_MAX, error_responses, id_schema, path_id
+from maria.openapi import (
+    DATABASE_INT_MAX,
+    NOT_BLANK,
+    error_responses,
+    id_schema,
+    one_of,
+    or_empty,
+    path_id,
+)
 from maria.strict import StrictSerializer
 
 
@@ -255,3 +265,132 @@ class DocumentDetailView(APIView):
                 ],
             }
         )
+
+
+# --- retrieval for agents -------------------------------------------------------------------
+
+MAX_QUERY = 2000  # characters of `q`, as `ask` takes a question
+MAX_K = 50
+YES, NO = ("1", "true"), ("0", "false")
+
+
+class PassageSerializer(serializers.Serializer):
+    """evidence.passages.Passage, field by field."""
+
+    document = serializers.IntegerField()
+    version = serializers.IntegerField()
+    paragraph = serializers.IntegerField()
+    start = serializers.IntegerField(help_text="0: a citation of the whole paragraph")
+    end = serializers.IntegerField(help_text="the paragraph's length")
+    text = serializers.CharField()
+    section = serializers.CharField(allow_blank=True)
+    title = serializers.CharField()
+    kind = serializers.ChoiceField(choices=DocumentKind.choices)
+    status = serializers.ChoiceField(choices=DocumentStatus.choices)
+    effective_date = serializers.DateField(allow_null=True)
+    zone = serializers.CharField()
+    superseded = serializers.BooleanField(help_text="a newer version replaced this one")
+    score = serializers.FloatField(help_text="the hybrid score, dense 0.7 + BM25 0.3")
+
+
+def _search_scopes(request: Request, zone_text: str) -> list[Coordinate] | None:
+    """The caller's reading scopes (an agent: its zone; a person: their roles' scopes),
+    narrowed to `zone` when one is asked for. A zone outside them is refused exactly as
+    one that does not exist, so nobody learns which zones exist elsewhere."""
+    scopes = reader_scopes(request.user, request.auth)
+    if not zone_text:
+        return scopes
+    coordinate = coordinate_from(zone_text, field="zone")
+    if coordinate.depth > 4:
+        raise ApplicationError("a zone is G.U.P.Z at most, not an agent", field="zone")
+    if scopes is not None:
+        # Beneath a scope: that zone; above scopes: the scopes it holds.
+        scopes = [
+            coordinate if s.covers(coordinate) else s for s in scopes if s.related(coordinate)
+        ]
+        if not scopes:
+            raise NotFound(f"unknown zone {coordinate}", code="unknown_zone", field="zone")
+    zone_get(coordinate, field="zone")
+    return [coordinate] if scopes is None else scopes
+
+
+def _k(raw: str | None) -> int:
+    if not raw:
+        return DEFAULT_K
+    # Digits only: int() would also take " 5", "+5" and "1_0", which the schema does not.
+    if not raw.isascii() or not raw.isdigit():
+        raise ApplicationError("k must be a whole number", field="k")
+    k = int(raw) if len(raw) <= 6 else MAX_K + 1  # (int() refuses 4,300 digits and more)
+    if not 1 <= k <= MAX_K:
+        raise ApplicationError(f"k must be 1 to {MAX_K}", field="k")
+    return k
+
+
+def _flag(raw: str | None, name: str) -> bool:
+    if not raw:
+        return False
+    if raw not in (*YES, *NO):
+        raise ApplicationError(f"{name} must be 1, 0, true or false", field=name)
+    return raw in YES
+
+
+class SearchView(APIView):
+    @extend_schema(
+        summary="Passages for a question, ready to cite (hybrid retrieval, as ask uses it)",
+        description=(
+            "Agents search their zone, people the zones their roles cover. A passage's "
+            "`document`, `version`, `paragraph`, `start` and `end` are a citation of exactly "
+            "its `text`: send it as it came in `claims[].citations` or in `sources` of "
+            "`POST /api/v1/decisions/`. Superseded versions only with `include_superseded=1`, "
+            "marked `superseded`."
+        ),
+        operation_id="search_retrieve",
+        parameters=[
+            OpenApiParameter(
+                "q",
+                {"type": "string", "minLength": 1, "maxLength": MAX_QUERY, "pattern": NOT_BLANK},
+                required=True,
+                description="the question",
+            ),
+            coordinate_parameter("zone", description="this zone-tree node and beneath"),
+            OpenApiParameter(
+                "k",
+                or_empty({"type": "integer", "minimum": 1, "maximum": MAX_K}),
+                description=f"how many passages (default {DEFAULT_K})",
+            ),
+            OpenApiParameter(
+                "include_superseded",
+                or_empty(one_of([*YES, *NO])),
+                description="1: superseded versions too, marked (default 0)",
+            ),
+        ],
+        responses={
+            200: inline_serializer(
+                "SearchResult",
+                {
+                    "query": serializers.CharField(),
+                    "zone": serializers.CharField(allow_null=True),
+                    "k": serializers.IntegerField(),
+                    "passages": PassageSerializer(many=True),
+                },
+            ),
+            **error_responses(400, 404),
+        },
+    )
+    def get(self, request: Request) -> Response:
+        params = request.query_params
+        query = params.get("q", "")
+        if "\x00" in query:
+            raise ApplicationError("q contains a NUL character", field="q")
+        if not query.strip():
+            raise ApplicationError("q (the question) is required", field="q")
+        if len(query) > MAX_QUERY:
+            raise ApplicationError(f"q is longer than {MAX_QUERY} characters", field="q")
+        k = _k(params.get("k"))
+        include_superseded = _flag(params.get("include_superseded"), "include_superseded")
+        zone = params.get("zone", "")
+        scopes = _search_scopes(request, zone)
+        passages = passages_search(
+            query.strip(), scopes=scopes, k=k, include_superseded=include_superseded
+        )
+        return Response({"query": query, "zone": zone or None, "k": k, "passages": passages})

@@ -60,7 +60,7 @@ Versions = dict[tuple[int, int | None], DocumentVersion]  # (document, version o
 CitedParagraphs = dict[tuple[int, int], Paragraph]  # (version pk, paragraph number)
 
 
-def _resolve(item: Item, zone: str, versions: Versions, paragraphs: CitedParagraphs) -> None:
+def resolve_item(item: Item, zone: str, versions: Versions, paragraphs: CitedParagraphs) -> None:
     cited = item.cited
     document, wanted = int(cited["document"]), cited.get("version")
     version = versions.get((document, wanted))
@@ -283,7 +283,7 @@ def judge_bundle(bundle: EvidenceBundle, config: JudgeConfig) -> dict[int, Judge
         spans = []
         for citation in claim.get("citations", []):
             item = Item(claim=k, cited=citation)
-            _resolve(item, bundle.zone, cited.versions, cited.paragraphs)
+            resolve_item(item, bundle.zone, cited.versions, cited.paragraphs)
             if item.problem is None and item.span:
                 spans.append(item.span)
         if spans:
@@ -319,7 +319,7 @@ def evaluate_bundle(
     if cited is None:
         cited = read_cited([bundle])
     for item in items:
-        _resolve(item, bundle.zone, cited.versions, cited.paragraphs)
+        resolve_item(item, bundle.zone, cited.versions, cited.paragraphs)
 
     model = embedder()
     statements = [statement for _, statement in kinds]

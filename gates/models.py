@@ -1,4 +1,5 @@
-"""A reviewer's saved queue filters (the only state the web pages own)."""
+"""A reviewer's saved queue filters and the dashboard's settled days (the state the web pages
+own)."""
 
 from __future__ import annotations
 
@@ -24,3 +25,22 @@ class SavedFilter(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.user})"
+
+
+class KpiDay(models.Model):
+    """A settled day of a zone's governance figures (`gates.kpis`): the counts of the
+    decisions proposed that day in `coordinate` or beneath it, once none of them can change
+    any more (none open, the requery hour past). Written when a read first finds the day
+    settled; later reads take it from here instead of the trail. Overrides, which may come
+    any day, are not kept here: they are counted at every read."""
+
+    coordinate = models.CharField(max_length=64)
+    day = models.DateField()
+    counts = models.JSONField()  # gates.kpis._Day as JSON
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["coordinate", "day"], name="kpi_day_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.coordinate} {self.day}"

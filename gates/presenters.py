@@ -8,17 +8,21 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from coordinates.models import Zone
 from coordinates.selectors import EffectivePolicy
 from decisions.models import Decision, claim_holds
 from gates.grading import GATES, Gate, WhatIf
 from graph.models import GraphRiskFlag
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
 
 QUESTION_CHARS = 140  # a longer question is cut, with an ellipsis, on its queue row
 
@@ -205,6 +209,18 @@ def marked(text: str, words: Sequence[str]) -> list[tuple[str, bool]]:
     return parts
 
 
+# What vetoed an evidence item (evidence/validation.py `vetoed_by`), as the page says it.
+VETO_LABELS: dict[str, StrOrPromise] = {
+    "numbers": gettext_lazy("vetoed: a number differs from the cited paragraph"),
+    "reversal": gettext_lazy("vetoed: the cited paragraph says the opposite"),
+}
+
+
+def _once(reasons: Iterable[Any]) -> list[str]:
+    """The reasons in order, each once."""
+    return list(dict.fromkeys(str(r) for r in reasons))
+
+
 def claim_verdict(claim: dict[str, Any]) -> str:
     if claim.get("contradicted"):
         return "contradicted"
@@ -225,11 +241,19 @@ def decision_claims(
         ]
     for claim in claims:
         claim["verdict"] = claim_verdict(claim)
+        # Each reason once: the claim lists only what no evidence item below already says,
+        # and an item's "dropped" note only when it is not one of its reasons.
+        said = {str(r) for item in claim.get("evidence", []) for r in item.get("reasons", [])}
+        claim["reasons"] = _once(r for r in claim.get("reasons", []) if str(r) not in said)
         failed = [w for item in claim.get("evidence", []) for w in item.get("failed_words", [])]
         claim["parts"] = marked(str(claim.get("text", "")), failed)
         items = []
         for item in claim.get("evidence", []):
             item = dict(item)
+            item["reasons"] = _once(item.get("reasons", []))
+            if item.get("dropped") in item["reasons"]:
+                item["dropped"] = ""
+            item["veto"] = VETO_LABELS.get(str(item.get("vetoed_by") or ""), "")
             key = (item.get("document"), item.get("version"), item.get("paragraph"))
             text = texts.get(key) if None not in key else None  # type: ignore[arg-type]
             cited = item.get("cited") or {}

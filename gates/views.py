@@ -24,12 +24,14 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from coordinates import policy as zone_policy
+from coordinates.coordinate import Coordinate
 from coordinates.models import RoleAssignment
 from coordinates.selectors import effective_policy, policy_history
 from coordinates.services import policy_update, role_grant, role_revoke
 from decisions import services
 from decisions.models import Decision, Gate, State
 from gates import presenters, selectors
+from gates import services as gate_services
 from gates.forms import GrantForm, PolicyForm
 from gates.models import SavedFilter
 from graph.services import NOTE_LIMIT, graph_risk_resolve
@@ -141,22 +143,25 @@ def queue_rows(request: HttpRequest) -> HttpResponse:
 @require_POST
 @role_required(selectors.REVIEW_ROLES)
 def filter_save(request: HttpRequest) -> HttpResponse:
-    name = request.POST.get("name", "").strip()[:80]
     filters = selectors.QueueFilters.from_query(request.POST)
-    if not name:
-        messages.error(request, _("Give the filter a name."))
-    else:
-        SavedFilter.objects.update_or_create(
-            user_id=request.user.pk, name=name, defaults={"query": urlencode(filters.as_query())}
+    query = urlencode(filters.as_query())
+    try:
+        gate_services.saved_filter_save(
+            user=request.user,  # type: ignore[arg-type]  # login_required
+            name=request.POST.get("name", ""),
+            query=query,
         )
+    except ApplicationError as error:
+        messages.error(request, error.message)
+    else:
         messages.success(request, _("Filter saved."))
-    return redirect(f"{reverse('queue')}?{urlencode(filters.as_query())}")
+    return redirect(f"{reverse('queue')}?{query}")
 
 
 @require_POST
 @role_required(selectors.REVIEW_ROLES)
 def filter_delete(request: HttpRequest, pk: int) -> HttpResponse:
-    get_object_or_404(SavedFilter, pk=pk, user_id=request.user.pk).delete()
+    gate_services.saved_filter_delete(user=request.user, filter_id=pk)  # type: ignore[arg-type]
     return redirect("queue")
 
 
@@ -183,8 +188,15 @@ def decision_page(request: HttpRequest, pk: int) -> HttpResponse:
         held_by=decision.claimed_by.get_username() if held and decision.claimed_by else None,
         mine=held and decision.claimed_by_id == request.user.pk,
         open=decision.state == State.APPROVAL_REQUIRED,
+        approved_by_me=any(a.reviewer_id == request.user.pk for a in context["approvals"]),
+        approvals_needed=_approvals_needed(decision),
+        reason_limit=services.REASON_LIMIT,
     )
     return render(request, "decision/decision.html", context)
+
+
+def _approvals_needed(decision: Decision) -> int:
+    return effective_policy(Coordinate.parse(decision.zone)).values.approvals_required
 
 
 ACTIONS: dict[str, Callable[..., Decision]] = {
@@ -195,12 +207,14 @@ ACTIONS: dict[str, Callable[..., Decision]] = {
 }
 
 
-def _who_acted_first(decision_id: int, error: ApplicationError) -> str:
+def _who_acted_first(decision_id: int, error: ApplicationError, request_user: str) -> str:
     decision = Decision.objects.filter(pk=decision_id).first()
     last = selectors.last_actor(decision) if decision is not None else None
     if last is None:
         return error.message
     actor, kind, at = last
+    if actor == request_user:
+        return error.message  # the user's own earlier act: nobody acted first
     return _("%(message)s — %(actor)s acted first (%(kind)s at %(at)s).") % {
         "message": error.message,
         "actor": actor,
@@ -220,11 +234,11 @@ def decision_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     if action in ("approve", "reject"):
         kwargs["reason"] = request.POST.get("reason", "")
     try:
-        ACTIONS[action](**kwargs)
+        decision = ACTIONS[action](**kwargs)
     except NotFound:
         raise  # Django's 404 page
     except Conflict as error:
-        messages.error(request, _who_acted_first(pk, error))
+        messages.error(request, _who_acted_first(pk, error, request.user.get_username()))
         return redirect("decision-page", pk=pk)
     except ApplicationError as error:
         messages.error(request, error.message)
@@ -235,6 +249,18 @@ def decision_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
         "approve": _("Decision %(id)s approved."),
         "reject": _("Decision %(id)s rejected."),
     }
+    if action == "approve" and decision.state == State.APPROVAL_REQUIRED:
+        # One of several required approvals: recorded, but the decision still waits.
+        given = decision.approvals.count()
+        messages.success(
+            request,
+            _(
+                "Your approval of decision %(id)s is recorded (%(given)s of %(needed)s); "
+                "another reviewer must approve it too."
+            )
+            % {"id": pk, "given": given, "needed": max(given, _approvals_needed(decision))},
+        )
+        return redirect("queue")
     messages.success(request, done[action] % {"id": pk})
     if action in ("approve", "reject"):
         return redirect("queue")
@@ -373,6 +399,11 @@ def zone_grant(request: HttpRequest, coordinate: str) -> HttpResponse:
 def zone_revoke(request: HttpRequest, coordinate: str, pk: int) -> HttpResponse:
     zone = selectors.zone_for_admin(request.user, coordinate)
     assignment = get_object_or_404(RoleAssignment, pk=pk, scope=zone.coordinate)
-    role_revoke(user=assignment.user, role=assignment.role, scope=zone.coord)
+    role_revoke(
+        user=assignment.user,
+        role=assignment.role,
+        scope=zone.coord,
+        revoked_by=request.user,  # type: ignore[arg-type]  # login_required
+    )
     messages.success(request, _("Role revoked."))
     return redirect("zone-edit", coordinate=zone.coordinate)

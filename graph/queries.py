@@ -12,15 +12,17 @@ from typing import Any, Literal
 import numpy as np
 import scipy.sparse as sp
 from django.db import transaction
-from django.db.models import Case, When
+from django.db.models import Case, Q, When
 from numpy.typing import NDArray
 from scipy.sparse.csgraph import connected_components
 
 from coordinates.coordinate import Coordinate
 from coordinates.selectors import EffectivePolicy, beneath, effective_policy, in_scopes, within
+from decisions.models import Decision, Gate, State
 from evidence import services as evidence_services
 from evidence.models import ValidationReport
 from evidence.services import bundle_create
+from evidence.text import content_terms
 from graph import events
 from graph.core.cohesion import select_evidence, set_cohesion, structural_gaps
 from graph.core.diffusion import best_hop_count, h_hop, noise_from_gap, ppr, spectral_gap
@@ -84,18 +86,133 @@ def _node(graph: GraphSnapshot, row: int, **extra: Any) -> dict[str, Any]:
 
 
 def _edges_among(graph: GraphSnapshot, rows: set[int], mask: BoolArray) -> list[dict[str, Any]]:
+    """The relations among `rows`, each (source, target, type) once at its strongest weight
+    (the graph may hold one relation from several origins: a document and a decision)."""
     edges = graph.edges
     inside = np.isin(edges.src, list(rows)) & np.isin(edges.dst, list(rows))
     picked = np.flatnonzero(inside & mask[edges.src] & mask[edges.dst])
-    return [
-        {
-            "source": graph.keys[int(edges.src[i])],
-            "target": graph.keys[int(edges.dst[i])],
-            "type": str(EDGE_TYPES[int(edges.edge_type[i])]),
+    strongest: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for i in picked.tolist():
+        key = (
+            str(graph.keys[int(edges.src[i])]),
+            str(graph.keys[int(edges.dst[i])]),
+            str(EDGE_TYPES[int(edges.edge_type[i])]),
+        )
+        edge: dict[str, Any] = {
+            "source": key[0],
+            "target": key[1],
+            "type": key[2],
             "weight": round(float(edges.weight[i]), 6),
         }
-        for i in picked.tolist()
-    ]
+        if key not in strongest or edge["weight"] > strongest[key]["weight"]:
+            strongest[key] = edge
+    return list(strongest.values())
+
+
+# A node's label close enough in meaning to the question to seed relevance without sharing
+# a key term with it (a synonym under a semantic embedder); the hashing embedder's shared
+# character n-grams alone give unrelated texts cosines of about 0.1 to 0.3.
+RELEVANT_COSINE = 0.5
+TERM_CHECKS = 512
+
+
+def _relevant_rows(
+    graph: GraphSnapshot, question: str, cosine: NDArray[np.float64], mask: BoolArray
+) -> BoolArray:
+    """Visible nodes whose label shares a key term with the question, or is close to it.
+
+    Only the TERM_CHECKS labels closest to the question are read for terms: a label that
+    shares one has shared features in the embedding too, and a large graph is not re-read
+    word by word on every question."""
+    terms = set(content_terms(question))
+    relevant = mask & (cosine >= RELEVANT_COSINE)
+    if terms:
+        rows = np.flatnonzero(mask & ~relevant & (cosine > 0))
+        closest = rows[np.argsort(-cosine[rows], kind="stable")[:TERM_CHECKS]]
+        for row in closest.tolist():
+            if terms & set(content_terms(str(graph.labels[row]))):
+                relevant[row] = True
+    return relevant
+
+
+def _failed_decision_rows(graph: GraphSnapshot, mask: BoolArray) -> BoolArray:
+    """Decision nodes of the engine's own decisions that failed or were blocked."""
+    ids: dict[int, int] = {}
+    for row in np.flatnonzero(mask).tolist():
+        key = str(graph.keys[row])
+        if key.startswith("decision:") and key[len("decision:") :].isdigit():
+            ids[int(key[len("decision:") :])] = row
+    out = np.zeros(graph.n_rows, dtype=bool)
+    if ids:
+        bad = Decision.objects.filter(pk__in=list(ids)).filter(
+            Q(state=State.FAILED) | Q(gate=Gate.BLOCKED)
+        )
+        for pk in bad.values_list("pk", flat=True):
+            out[ids[pk]] = True
+    return out
+
+
+def _no_evidence(
+    *,
+    question: str,
+    zone: Coordinate,
+    effective: EffectivePolicy,
+    graph: GraphSnapshot,
+    method: Method,
+    actor: Any,
+) -> dict[str, Any]:
+    """Nothing in the zone's graph bears on the question: no evidence, so no gate to pass
+    or fail; said so, stored and on the trail like any answer."""
+    policy = effective.values
+    report: dict[str, Any] = {
+        "question": question,
+        "zone": str(zone),
+        "method": method,
+        "hops": None,
+        "spectral_gap": None,
+        "optimal_hops": None,
+        "gamma": None,
+        "rho": None,
+        "cohesion": 0.0,
+        "cohesion_tau": policy.cohesion_tau,
+        "gate": None,
+        "graph_generation": graph.generation,
+        "evidence": [],
+    }
+    body: dict[str, Any] = {
+        **report,
+        "no_evidence": True,
+        "answer": f"Nothing in the graph of {zone} bears on this question: no evidence, no gate.",
+        "subgraph": {"nodes": [], "edges": []},
+        "structural_gaps": [],
+        "components": [],
+        "escalated_to": None,
+    }
+    with transaction.atomic():
+        stored = _store_report(
+            zone=zone, policy=effective, body=body, edges=[], nodes=[], relevance=0.0
+        )
+        event = events.graph_answered(
+            zone=zone,
+            actor=actor,
+            question=question,
+            method=method,
+            cohesion=0.0,
+            cohesion_tau=policy.cohesion_tau,
+            outcome=NO_EVIDENCE,
+            nodes=[],
+            escalated_to=None,
+            report=stored.content_hash,
+            report_id=stored.pk,
+        )
+    body["report"] = {
+        **report,
+        "id": stored.pk,
+        "content_hash": stored.content_hash,
+        "trail_event": f"{event.chain}#{event.seq}",
+    }
+    body["report_id"] = stored.pk
+    return body
 
 
 @dataclass(frozen=True)
@@ -150,13 +267,28 @@ def graph_answer(
     if graph.vectors is not None and graph.n_rows:
         x = np.clip(graph.vectors @ query, 0.0, None).astype(np.float64)
     x[~mask] = 0.0
+    # Evidence is what bears on the question and what the engine let stand: a node whose
+    # label shares no key term with the question and is not close in meaning seeds nothing,
+    # and a failed or blocked decision is never evidence (nor a step relevance flows through).
+    excluded = _failed_decision_rows(graph, mask)
+    x[~_relevant_rows(graph, question, x, mask & ~excluded)] = 0.0
+    if not x.any():
+        return _no_evidence(
+            question=question,
+            zone=zone,
+            effective=effective,
+            graph=graph,
+            method=method,
+            actor=actor,
+        )
+    adjacency = restricted(adjacency, mask & ~excluded)
     choice = HopChoice(hops or policy.hops, None, None)
     if method == "hop":
         choice = choose_hops(adjacency, mask, hops, policy.hops)
         scores = h_hop(adjacency, x, policy.gamma, choice.hops)
     else:
         scores = ppr(adjacency, x) if graph.n_rows else x
-    scores[~mask] = 0.0
+    scores[~mask | excluded] = 0.0
     top = float(scores.max()) if scores.size else 0.0
     relevance = scores / top if top > 0 else scores
     positive = np.flatnonzero(relevance > 0)
@@ -235,6 +367,9 @@ GRAPH_GATE_AS_REPORT_GATE: dict[str, str] = {
     "qualified": "flagged",
     "escalate": "required",
 }
+# The outcome on the trail when no evidence bore on the question: there was no gate (the
+# report's gate is empty).
+NO_EVIDENCE = "no_evidence"
 
 
 def _claims(edges: list[dict[str, Any]], nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -279,7 +414,7 @@ def _store_report(
         completeness=0.0,
         cohesion=float(body["cohesion"]),
         mode=f"graph-{body['method']}",
-        gate=GRAPH_GATE_AS_REPORT_GATE[str(body["gate"])],
+        gate=GRAPH_GATE_AS_REPORT_GATE.get(str(body["gate"]), ""),
         body=full,
         content_hash=hashlib.sha256(canonical_json(full)).hexdigest(),
     )
@@ -317,7 +452,7 @@ def _answer_text(
         where = escalated_to or "the parent level"
         return None if nodes else f"No graph evidence; escalated to the authority of {where}."
     labels = {str(n["key"]): f"{n['type']} “{n['label']}”" for n in nodes}
-    facts = [_fact(e, labels) for e in edges]
+    facts = list(dict.fromkeys(_fact(e, labels) for e in edges))  # each fact once
     text = " ".join(facts) if facts else "The evidence nodes are not linked to each other."
     if outcome == "qualified":
         text += (

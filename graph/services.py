@@ -85,6 +85,16 @@ def risk_flags_sync(*, reading: RiskReading, actor: Any = None) -> RiskScan:
             for flag in ending:
                 del live[flag.key]
             scan.ended = [f.pk for f in ending]
+        # A node that crosses again before anyone reviewed its earlier crossing is still that
+        # one review item: it is reopened (with this crossing's share, threshold and event),
+        # not added again, so an oscillating node is one row on the queue, not one per scan.
+        waiting = {
+            flag.key: flag
+            for flag in GraphRiskFlag.objects.select_for_update()
+            .filter(zone=zone, key__in=[k for k in hot if k not in live])
+            .filter(status=RiskFlagStatus.OPEN, ended_at__isnull=False)
+            .order_by("created_at", "pk")
+        }  # the latest of each node's unreviewed crossings
         for key, spot in hot.items():
             if key in live:
                 continue
@@ -97,6 +107,17 @@ def risk_flags_sync(*, reading: RiskReading, actor: Any = None) -> RiskScan:
                 review_by=reading.review_by,
                 graph_generation=reading.generation,
             )
+            again = waiting.get(key)
+            if again is not None:
+                again.ended_at = None
+                again.threshold = reading.threshold
+                again.share = spot["share"]
+                again.review_by = reading.review_by
+                again.event = f"{event.chain}#{event.seq}"
+                again.save(update_fields=["ended_at", "threshold", "share", "review_by", "event"])
+                live[key] = again
+                scan.raised.append(again)
+                continue
             flag = GraphRiskFlag.objects.create(
                 zone=zone,
                 key=key,

@@ -131,3 +131,29 @@ class TrimmedCharFieldExtension(OpenApiSerializerFieldExtension):
         if direction == "request" and "pattern" not in schema:
             schema["pattern"] = NOT_BLANK
         return schema
+
+
+def bodies_required(result: dict[str, Any], **_: Any) -> dict[str, Any]:
+    """A postprocessing hook: a request body whose every shape has required fields is itself
+    required. drf-spectacular says so of a plain serializer but not of a `oneOf` of several
+    (the decision intake's claims or plain answer), so generated clients and schemathesis
+    took a missing body for a valid one."""
+    schemas = result.get("components", {}).get("schemas", {})
+
+    def has_required(schema: dict[str, Any]) -> bool:
+        if "$ref" in schema:
+            schema = schemas.get(schema["$ref"].rsplit("/", 1)[-1], {})
+        shapes = schema.get("oneOf")
+        if shapes:
+            return all(has_required(shape) for shape in shapes)
+        return bool(schema.get("required"))
+
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            body = operation.get("requestBody") if isinstance(operation, dict) else None
+            if not body or body.get("required"):
+                continue
+            shapes = [media.get("schema", {}) for media in body.get("content", {}).values()]
+            if shapes and all(has_required(shape) for shape in shapes):
+                body["required"] = True
+    return result

@@ -283,6 +283,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "maria.openapi.bodies_required",
+    ],
     # The docs page's scripts are served from this installation, never from a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -375,6 +379,8 @@ MARIA_SOCKET_RECHECK_SECONDS = env.float("MARIA_SOCKET_RECHECK_SECONDS", default
 # How long a sender's claim on an outbox row holds before the row may be sent by another
 # (its sender is taken to be dead); above the webhook timeout (10 s). Seconds.
 MARIA_OUTBOX_LEASE_SECONDS = env.float("MARIA_OUTBOX_LEASE_SECONDS", default=60.0)
+# This server's address as agents reach it: the decision URL in each webhook is made from it.
+MARIA_PUBLIC_URL = env.str("MARIA_PUBLIC_URL", default="http://127.0.0.1:8000")
 # The what-if preview replays the stored reports of this many past days.
 MARIA_WHATIF_DAYS = env.int("MARIA_WHATIF_DAYS", default=30)
 # The optional LLM judge (evidence/judge.py): the base URL of an OpenAI-compatible API

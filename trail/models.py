@@ -55,6 +55,15 @@ class TrailEvent(models.Model):
         indexes = [
             # `?since=` exports find each chain's first event after a time.
             models.Index(fields=["chain", "created_at"], name="trail_event_chain_time"),
+            # The dashboard's figures (gates.kpis): a decision's events of some kinds with
+            # their times and actors from the index alone (PostgreSQL: an index-only scan),
+            # and one actor's events after a time (did an agent ask again after a refusal).
+            models.Index(
+                fields=["decision_id", "kind", "created_at"],
+                include=["actor"],
+                name="trail_event_decision_kind",
+            ),
+            models.Index(fields=["actor", "created_at"], name="trail_event_actor_time"),
         ]
 
     def __str__(self) -> str:

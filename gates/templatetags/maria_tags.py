@@ -64,3 +64,23 @@ def until(moment: datetime | None) -> str:
 @register.filter
 def get(mapping: Any, key: str) -> Any:
     return mapping.get(key) if hasattr(mapping, "get") else None
+
+
+@register.simple_tag
+def nav_pages(user: Any) -> dict[str, bool]:
+    """Which pages of the header the user may open (each page checks again): the queue for
+    reviewers and zone admins, the zone tree for zone admins, the audit for auditors, the
+    graph for anyone holding a role."""
+    from coordinates.models import Role, RoleAssignment
+
+    if not getattr(user, "is_authenticated", False):
+        return {"queue": False, "zones": False, "audit": False, "graph": False}
+    if getattr(user, "is_superuser", False):
+        return {"queue": True, "zones": True, "audit": True, "graph": True}
+    roles = set(RoleAssignment.objects.filter(user_id=user.pk).values_list("role", flat=True))
+    return {
+        "queue": bool(roles & {Role.REVIEWER, Role.ZONE_ADMIN}),
+        "zones": Role.ZONE_ADMIN in roles,
+        "audit": Role.AUDITOR in roles,
+        "graph": bool(roles),
+    }

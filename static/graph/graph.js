@@ -85,9 +85,20 @@
         both[1].nodes.forEach(function (n) { share[n.key] = n.share; });
         body.subgraph.nodes.forEach(function (n) { n.risk = share[n.key] || 0; });
         var gate = document.getElementById("graph-gate");
+        var meter = document.getElementById("graph-cohesion");
+        if (body.gate === null) {
+          // Nothing in the graph bears on the question: no evidence, so no gate.
+          gate.className = "graph-gate none";
+          gate.textContent = "no relevant evidence: no gate";
+          meter.value = 0;
+          document.getElementById("graph-cohesion-text").textContent = "";
+          document.getElementById("graph-answer").textContent = body.answer || "";
+          document.getElementById("graph-gaps").textContent = "";
+          draw(canvas, [], [], []);
+          return;
+        }
         gate.className = "graph-gate " + body.gate;
         gate.textContent = "gate: " + body.gate + (body.escalated_to ? " → authority of " + body.escalated_to : "");
-        var meter = document.getElementById("graph-cohesion");
         meter.value = body.cohesion;
         meter.low = body.cohesion_tau / 2;
         meter.optimum = 1;

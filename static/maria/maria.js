@@ -77,8 +77,27 @@
     selected = all[index].getAttribute("data-id");
   }
 
+  // --- saved filters: save what the filter form shows now -----------------------------------
+  // The filter form reloads the rows without changing the address, so the save form's hidden
+  // fields (rendered from the address) are copied from the filter form when it is sent.
+  var saveForm = document.getElementById("save-filter");
+  if (saveForm) {
+    saveForm.addEventListener("submit", function () {
+      var form = document.getElementById("queue-filters");
+      if (!form) return;
+      new FormData(form).forEach(function (value, name) {
+        var field = saveForm.querySelector('input[type="hidden"][name="' + name + '"]');
+        if (field) field.value = value;
+      });
+    });
+  }
+
   // --- the decision page: reacts to events about the decision it shows -----------------------
   var shown = body.getAttribute("data-decision");
+  // Set once this page sends a form: the answer is on its way, and an event about the
+  // decision (the user's own approval releasing it) must not reload the page under it.
+  var leaving = false;
+  document.addEventListener("submit", function () { leaving = true; });
   function lockActions(message) {
     var banner = document.getElementById("banner");
     if (banner) { banner.textContent = message; banner.hidden = false; }
@@ -96,7 +115,7 @@
       lockActions(t);
       var state = document.getElementById("state");
       if (state) state.textContent = d.state;
-    } else if (event.type === "decision.released" && d.claimed_by === null) {
+    } else if (event.type === "decision.released" && d.claimed_by === null && !leaving) {
       window.location.reload();
     }
   }
@@ -177,7 +196,17 @@
       window.location.href = "/queue/decisions/" + selected + "/";
       return;
     }
-    if (key === "c" || key === "a" || key === "l") { if (submitKey(key)) e.preventDefault(); return; }
+    if (key === "a") {
+      // Approving asks first: the reason field takes the focus, and Enter in it approves.
+      var why = document.getElementById("approve-reason");
+      var approve = document.getElementById("approve");
+      if (why && !why.disabled && approve && !approve.disabled) {
+        why.focus();
+        e.preventDefault();
+      }
+      return;
+    }
+    if (key === "c" || key === "l") { if (submitKey(key)) e.preventDefault(); return; }
     if (key === "r") {
       var reason = document.getElementById("reject-reason");
       if (reason && !reason.disabled) {

@@ -110,3 +110,32 @@ def test_seed_demo_is_idempotent_and_prints_logins_and_a_working_token(settings:
     body: dict[str, Any] = client.get("/api/v1/zones/G1.U1.P1.Z1/policy/").json()
     assert body["effective"]["tau"] == 0.85
     assert body["effective"]["approvals_required"] == 2
+
+
+def test_issue_token_prints_the_webhook_secret_in_the_standard_webhooks_form() -> None:
+    """The printed secret is the one deliveries are signed with, in the `whsec_` form any
+    Standard Webhooks library takes as it is."""
+    from decisions.webhooks import sign
+    from tests.decisions.standard_webhooks import standard_valid
+
+    run("zone_add", "G1.U1.P1.Z1")
+    out = StringIO()
+    call_command(
+        "issue_token",
+        "--agent",
+        "G1.U1.P1.Z1.A4",
+        "--webhook",
+        "http://127.0.0.1:9/hook",
+        stdout=out,
+        stderr=StringIO(),
+    )
+    _key, printed = out.getvalue().split()
+    assert printed.startswith("whsec_")
+    stored = ApiToken.objects.get().webhook_secret
+    body = b'{"type":"decision.completed"}'
+    headers = {
+        "webhook-id": "msg_1",
+        "webhook-timestamp": "1700000000",
+        "webhook-signature": sign(stored, "msg_1", 1_700_000_000, body),
+    }
+    assert standard_valid(printed, headers, body, now=1_700_000_000)

@@ -292,7 +292,8 @@ class Answer(NamedTuple):
 
     @property
     def webhook(self) -> bool:
-        return self.agent == WEBHOOK_AGENT and self.path == COMPLETED
+        """Its agent is told its outcome: released (completed) or blocked (failed)."""
+        return self.agent == WEBHOOK_AGENT
 
 
 def planned(index: int, elapsed: float) -> Answer:
@@ -435,7 +436,7 @@ def check_outcome(load: Load, receiver: WebhookReceiver, resent: int, label: str
         if decision_id is not None:
             paths.setdefault(decision_id, []).append(kind)
     rows = {row.decision_id: row for row in Outbox.objects.filter(kind=Outbox.Kind.WEBHOOK)}
-    hooks = Counter(hook.json()["decision"]["id"] for hook in receiver.hooks)
+    hooks = Counter(hook.json()["data"]["id"] for hook in receiver.hooks)
     states = Counter(d.state for d in decisions.values())
     print(
         f"\n[{label}] submitted={len(keys)} decisions={len(decisions)} "
@@ -462,7 +463,7 @@ def check_outcome(load: Load, receiver: WebhookReceiver, resent: int, label: str
     ]
     assert not astray, f"{len(astray)} decisions off their path: {astray[:20]}"
     assert [d.pk for d in decisions.values() if d.attempts != 1] == []
-    # every answer released to the webhook agent had its outbox row, sent, and received; a
+    # every answer of the webhook agent had its outbox row, sent, and received; a
     # second POST only for a row whose first sender died before marking it sent
     expected = {decisions[a.key].pk for a in load.answers if a.webhook}
     assert set(rows) == expected
@@ -542,7 +543,7 @@ class HeldReceiver:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                receiver.posts.append(json.loads(body)["decision"]["id"])
+                receiver.posts.append(json.loads(body)["data"]["id"])
                 receiver.release.wait(30)
                 self.send_response(200)
                 self.send_header("Content-Length", "0")

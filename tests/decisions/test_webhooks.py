@@ -1,4 +1,7 @@
-"""Webhooks to an agent's own endpoint: a local receiver on 127.0.0.1 checks each signature.
+"""Webhooks to an agent's own endpoint: a local receiver on 127.0.0.1 checks each signature
+(Standard Webhooks, by an independent computation: tests/decisions/standard_webhooks.py).
+What each outcome tells is in test_webhook_outcomes.py, the signing alone in
+test_webhook_signing.py.
 
 Transactional tests: changes really commit, so the webhook goes out after commit exactly as
 in production (tasks run eagerly, at the point they are sent).
@@ -19,9 +22,10 @@ from coordinates.models import ApiToken
 from coordinates.services import token_issue
 from decisions import services, tasks
 from decisions.models import Decision, Outbox
-from decisions.webhooks import verify
+from decisions.webhooks import DeliveryError, body_of, post, verify
 from tests.decisions.conftest import AGENT, GOOD, ZONE, cite
 from tests.decisions.helpers import WebhookReceiver, kinds, retry_inline, reviewer
+from tests.decisions.standard_webhooks import header, standard_valid
 from trail.models import TrailEvent
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -75,20 +79,34 @@ def test_a_released_answer_is_posted_signed_to_the_agent_and_then_completed(
     # when its answer passes the gate
     decision_id = post_answer(client, policy_doc)
 
-    # then the receiver got one POST, signed with the token's secret
+    # then the receiver got one POST, signed per Standard Webhooks with the token's secret
+    # (as `whsec_<secret>`, or the secret alone, as the reference libraries take it)
     assert len(receiver.hooks) == 1
     hook = receiver.hooks[0]
-    header = hook.headers["X-Maria-Signature"]
-    assert verify(token.webhook_secret, header, hook.body, now=int(time.time()))
-    assert not verify("another-secret", header, hook.body, now=int(time.time()))
-    assert not verify(token.webhook_secret, header, hook.body + b" ", now=int(time.time()))
-    assert hook.headers["Content-Type"] == "application/json"
-    # carrying the released answer
+    now = int(time.time())
+    secret = token.webhook_secret
+    assert standard_valid(f"whsec_{secret}", hook.headers, hook.body, now=now)
+    assert standard_valid(secret, hook.headers, hook.body, now=now)
+    assert not standard_valid("whsec_" + "A" * 64, hook.headers, hook.body, now=now)
+    assert not standard_valid(f"whsec_{secret}", hook.headers, hook.body + b" ", now=now)
+    assert not standard_valid(f"whsec_{secret}", hook.headers, hook.body, now=now + 301)
+    assert header(hook.headers, "webhook-id").startswith("msg_")
+    assert header(hook.headers, "Content-Type") == "application/json"
+    # and, for this release, with the previous release's header too
+    legacy = header(hook.headers, "X-Maria-Signature")
+    assert verify(secret, legacy, hook.body, now=now)
+    assert not verify("another-secret", legacy, hook.body, now=now)
+    assert not verify(secret, legacy, hook.body + b" ", now=now)
+    # carrying the released answer in the specification's envelope
     released = hook.json()
-    assert released["type"] == "decision.released"
-    assert released["decision"]["id"] == decision_id
-    assert released["decision"]["answer"] == GOOD
-    assert released["decision"]["state"] == "executed"
+    assert set(released) == {"type", "timestamp", "data"}
+    assert released["type"] == "decision.completed"
+    assert released["data"]["id"] == decision_id
+    assert released["data"]["url"] == f"http://127.0.0.1:8000/api/v1/decisions/{decision_id}/"
+    assert released["data"]["answer"] == GOOD
+    assert released["data"]["state"] == "completed"
+    assert released["data"]["release"] == "auto"
+    assert hook.body == body_of(released)
     # and the 2xx confirmed delivery: executed -> completed
     assert Decision.objects.get(pk=decision_id).state == "completed"
     assert kinds(decision_id)[-3:] == [*RELEASED, "decision.completed"]
@@ -114,9 +132,17 @@ def test_a_failing_receiver_is_retried_with_backoff_and_then_the_decision_fails(
     # when an answer is released
     decision_id = post_answer(client, policy_doc)
 
-    # then it was posted three times, backing off before each retry
+    # then it was posted three times, backing off before each retry, as one message: the
+    # same webhook-id and body each time, signed afresh for each attempt
     assert len(receiver.hooks) == 3
     assert waits == [0, 1]
+    assert len({header(h.headers, "webhook-id") for h in receiver.hooks}) == 1
+    assert len({h.body for h in receiver.hooks}) == 1
+    token = webhook_agent[0]
+    now = int(time.time())
+    assert all(
+        standard_valid(token.webhook_secret, h.headers, h.body, now=now) for h in receiver.hooks
+    )
     # and the decision failed with the reason, on the trail too
     decision = Decision.objects.get(pk=decision_id)
     assert decision.state == "failed"
@@ -147,6 +173,8 @@ def test_a_receiver_that_recovers_gets_the_answer_on_a_retry(
 
     assert len(receiver.hooks) == 2
     assert receiver.hooks[0].body == receiver.hooks[1].body
+    first, second = (header(h.headers, "webhook-id") for h in receiver.hooks)
+    assert first == second
     assert Decision.objects.get(pk=decision_id).state == "completed"
     assert "decision.failed" not in kinds(decision_id)
 
@@ -199,7 +227,5 @@ def test_a_webhook_that_is_not_an_http_url_is_refused_at_issue(url: str, org: An
 
 
 def test_a_stored_bad_url_fails_the_delivery_not_the_worker() -> None:
-    from decisions.webhooks import DeliveryError, post
-
     with pytest.raises(DeliveryError, match="not an http"):
-        post("file:///etc/passwd", "secret", {"type": "decision.released"})
+        post("file:///etc/passwd", "c2VjcmV0", webhook_id="msg_1", body=b"{}")

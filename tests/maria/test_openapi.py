@@ -85,3 +85,15 @@ def test_the_review_actions_are_documented_with_the_row_they_answer_with(org: An
         assert refused == {"$ref": "#/components/schemas/ApiError"}, action
     reject = paths["/api/v1/decisions/{id}/reject/"]["post"]["requestBody"]
     assert reject["required"] is True
+
+
+@pytest.mark.django_db
+def test_a_decision_is_documented_as_needing_a_body_in_either_shape() -> None:
+    """The intake takes claims or a plain answer (a oneOf): a missing body is refused, so the
+    schema must say the body is required, or generated clients send none."""
+    from rest_framework.test import APIClient
+
+    schema = APIClient().get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    body = schema.json()["paths"]["/api/v1/decisions/"]["post"]["requestBody"]
+    assert body["required"] is True
+    assert "oneOf" in schema.json()["components"]["schemas"]["DecisionSubmissionRequest"]

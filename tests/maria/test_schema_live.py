@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -59,7 +60,7 @@ PRINCIPALS = {
         "graph_import_create",
         "graph_risk_flags_resolve_create",
     ],
-    "auditor": ["trail_retrieve"],
+    "auditor": ["trail_retrieve", "zones_kpis_retrieve"],
 }
 
 # positive_data_acceptance ("valid by the schema, so not a 400") cannot hold where validity
@@ -77,6 +78,9 @@ WITHOUT_POSITIVE_DATA_ACCEPTANCE = {
     # its `zone` still lacks the coordinate pattern (coordinates.fields.coordinate_parameter),
     # so an empty or made-up zone is "valid" there and refused.
     "trail_retrieve",
+    # since and until constrain each other (since before until, at most 366 days apart) and
+    # a date-time of year 1 or 9999 leaves no room for the window's day: a 400 naming it.
+    "zones_kpis_retrieve",
 }
 # The path language of `pattern` nests parentheses, which no JSON Schema pattern describes:
 # positive cases draw it from these instead.
@@ -231,12 +235,34 @@ def _distinct_claims_and_spans(body: dict[str, Any]) -> None:
             seen.add(" ".join(text.split()).casefold())
             claim["text"] = text
         citations = claim.get("citations")
-        for citation in citations if isinstance(citations, list) else []:
-            if not isinstance(citation, dict):
-                continue
-            start, end = citation.get("start"), citation.get("end")
-            if type(start) is int and type(end) is int and end <= start:
-                citation["start"] = max(end - 1, 0)
+        _spans_forward(citations if isinstance(citations, list) else [])
+
+
+def _spans_forward(citations: list[Any]) -> None:
+    for citation in citations:
+        if not isinstance(citation, dict):
+            continue
+        start, end = citation.get("start"), citation.get("end")
+        if type(start) is int and type(end) is int and end <= start:
+            citation["start"] = max(end - 1, 0)
+
+
+def _plain_answer_rules(body: dict[str, Any]) -> None:
+    """A plain answer's sources have their spans forward too, and its [n] markers name one
+    of its sources (evidence.passages.answer_claims)."""
+    sources = body.get("sources")
+    if not isinstance(sources, list):
+        return
+    _spans_forward(sources)
+    answer = body.get("answer")
+    if isinstance(answer, str):
+        unmarked = re.sub(r"[\[［【][^\]］】]*[\]］】]", "", answer)
+        body["answer"] = unmarked if unmarked.strip() else answer
+
+
+def _submission_rules(body: dict[str, Any]) -> None:
+    _distinct_claims_and_spans(body)
+    _plain_answer_rules(body)
 
 
 def _two_different_nodes(body: dict[str, Any]) -> None:
@@ -257,7 +283,7 @@ def _two_different_nodes(body: dict[str, Any]) -> None:
 # The rules between the fields of a body that a JSON Schema cannot state. A case that breaks
 # one is moved back inside it before it is sent, whatever else it tests.
 RULES_BETWEEN_FIELDS = {
-    "POST /api/v1/decisions/": _distinct_claims_and_spans,
+    "POST /api/v1/decisions/": _submission_rules,
     "POST /api/v1/graph/edges/": _two_different_nodes,
 }
 

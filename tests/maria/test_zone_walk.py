@@ -445,6 +445,22 @@ def import_rows(w: World) -> str:
     return "\n".join(json.dumps(row) for row in rows)
 
 
+def plain_answer_body(answer: str) -> Body:
+    """A's own agent's plain answer with B's paragraphs (current and superseded) as sources."""
+
+    def make(w: World) -> Any:
+        source = {"document": w.first("document"), "paragraph": w.b_paragraph}
+        return {
+            "question": "Who approves?",
+            "answer": answer,
+            "zone": ZONE_A,
+            "agent": AGENT_A,
+            "sources": [source, {**source, "version": 1}],
+        }
+
+    return make
+
+
 REVIEW = {"reason": "walk", "action": "dismiss", "note": "walk"}
 POLICY = {"reason": "walk", "tau": 0.11, "risk_threshold": 0.9}
 ZONE_FORM = {**POLICY, "username": "alma-reviewer", "role": "reviewer"}
@@ -455,6 +471,9 @@ ROUTES: dict[str, Spec] = {
     "api/v1/zones/": Spec(),
     "api/v1/zones/<str:coordinate>/policy/": Spec(
         params={"coordinate": "coordinate"}, body=lambda w: POLICY
+    ),
+    "api/v1/zones/<str:coordinate>/kpis/": Spec(
+        params={"coordinate": "coordinate"}, queries=lambda w: ["", "?since=2026-01-01"]
     ),
     # --- evidence
     "api/v1/documents/": Spec(
@@ -483,6 +502,14 @@ ROUTES: dict[str, Spec] = {
     "api/v1/documents/<int:pk>/": Spec(
         params={"pk": "document"}, queries=lambda w: ("", "?version=1", "?version=2")
     ),
+    "api/v1/search/": Spec(
+        queries=lambda w: [
+            f"?q={q}{z}{s}"
+            for q in ("quokkafund+claims+approval", "Who+approves+claims+above+700,000+yen")
+            for z in ("", *(f"&zone={z}" for z in (*ALL_ZONES, ZONE_A)))
+            for s in ("", "&include_superseded=1")
+        ]
+    ),
     # --- decisions
     "api/v1/decisions/": Spec(
         queries=lambda w: [
@@ -500,6 +527,8 @@ ROUTES: dict[str, Spec] = {
                 decision_body(ZONE_A, AGENT_A, CITING_B),
                 headers={"HTTP_IDEMPOTENCY_KEY": B_IDEMPOTENCY_KEY},
             ),
+            Own("POST", plain_answer_body(f"{CITING_B} [1]")),  # a marker names B's paragraph
+            Own("POST", plain_answer_body(CITING_B)),  # B's paragraph offered for alignment
         ),
     ),
     "api/v1/decisions/<int:pk>/": Spec(params={"pk": "decision"}),
@@ -628,6 +657,9 @@ ROUTES: dict[str, Spec] = {
     "queue/risk-flags/<int:pk>/resolve/": Spec(params={"pk": "flag"}, body=lambda w: REVIEW),
     "zones/": Spec(),
     "zones/<str:coordinate>/": Spec(params={"coordinate": "coordinate"}, body=lambda w: POLICY),
+    "zones/<str:coordinate>/dashboard/": Spec(  # the governance figures of B's levels
+        params={"coordinate": "coordinate"}, queries=lambda w: ["", "?since=2026-01-01"]
+    ),
     "zones/<str:coordinate>/preview/": Spec(
         params={"coordinate": "coordinate"}, body=lambda w: POLICY
     ),

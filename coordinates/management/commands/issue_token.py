@@ -38,5 +38,6 @@ class Command(BaseCommand):
         self.stderr.write(f"token for {owner} (shown once; store it now):")
         self.stdout.write(key)
         if token.webhook_secret:
-            self.stderr.write("webhook signing secret (HMAC-SHA256; shown once):")
-            self.stdout.write(token.webhook_secret)
+            # The Standard Webhooks form: any of its libraries takes it as it is.
+            self.stderr.write("webhook signing secret (Standard Webhooks; shown once):")
+            self.stdout.write(f"whsec_{token.webhook_secret}")
