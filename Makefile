@@ -8,13 +8,15 @@ PYTEST_ARGS ?=
 
 .PHONY: install run test lint bench migrate clean
 
-# Idempotent: reinstalls only when pyproject.toml changed since the last install.
+# Idempotent: reinstalls only when a pyproject.toml changed since the last install. The
+# Python client (clients/python) comes with its LangChain extra: tests/clients test both.
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml clients/python/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e './clients/python[langchain]'
 	touch $@
 
 migrate: install
