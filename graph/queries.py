@@ -188,31 +188,17 @@ def _no_evidence(
         "components": [],
         "escalated_to": None,
     }
-    with transaction.atomic():
-        stored = _store_report(
-            zone=zone, policy=effective, body=body, edges=[], nodes=[], relevance=0.0
-        )
-        event = events.graph_answered(
-            zone=zone,
-            actor=actor,
-            question=question,
-            method=method,
-            cohesion=0.0,
-            cohesion_tau=policy.cohesion_tau,
-            outcome=NO_EVIDENCE,
-            nodes=[],
-            escalated_to=None,
-            report=stored.content_hash,
-            report_id=stored.pk,
-        )
-    body["report"] = {
-        **report,
-        "id": stored.pk,
-        "content_hash": stored.content_hash,
-        "trail_event": f"{event.chain}#{event.seq}",
-    }
-    body["report_id"] = stored.pk
-    return body
+    return _recorded(
+        body,
+        report,
+        zone=zone,
+        effective=effective,
+        actor=actor,
+        outcome=NO_EVIDENCE,
+        edges=[],
+        nodes=[],
+        relevance=0.0,
+    )
 
 
 @dataclass(frozen=True)
@@ -331,20 +317,47 @@ def graph_answer(
         "components": pieces,
         "escalated_to": escalated_to,
     }
+    return _recorded(
+        body,
+        report,
+        zone=zone,
+        effective=effective,
+        actor=actor,
+        outcome=outcome,
+        edges=edges,
+        nodes=nodes,
+        relevance=top,
+    )
+
+
+def _recorded(
+    body: dict[str, Any],
+    report: dict[str, Any],
+    *,
+    zone: Coordinate,
+    effective: EffectivePolicy,
+    actor: Any,
+    outcome: str,
+    edges: list[dict[str, Any]],
+    nodes: list[dict[str, Any]],
+    relevance: float,
+) -> dict[str, Any]:
+    """Store the answer's report and its trail event in one transaction; the body returned
+    names both."""
     with transaction.atomic():
         stored = _store_report(
-            zone=zone, policy=effective, body=body, edges=edges, nodes=nodes, relevance=top
+            zone=zone, policy=effective, body=body, edges=edges, nodes=nodes, relevance=relevance
         )
         event = events.graph_answered(
             zone=zone,
             actor=actor,
-            question=question,
-            method=method,
-            cohesion=round(cohesion, 6),
-            cohesion_tau=policy.cohesion_tau,
+            question=report["question"],
+            method=report["method"],
+            cohesion=report["cohesion"],
+            cohesion_tau=report["cohesion_tau"],
             outcome=outcome,
             nodes=[str(n["key"]) for n in nodes],
-            escalated_to=escalated_to,
+            escalated_to=body["escalated_to"],
             report=stored.content_hash,
             report_id=stored.pk,
         )
