@@ -157,6 +157,39 @@ class Approval(models.Model):
         return f"{self.reviewer} approved {self.decision_id}"
 
 
+class ClaimVerdict(models.Model):
+    """A reviewer's verdict on one claim of a decision they approved or rejected, beside the
+    engine's verdict on it then: the labelled example that per-zone calibration
+    (evidence.calibration) and the reviews export learn from."""
+
+    class Action(models.TextChoices):
+        APPROVE = "approve", "Approve"
+        REJECT = "reject", "Reject"
+
+    decision = models.ForeignKey(Decision, on_delete=models.PROTECT, related_name="claim_verdicts")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)
+    action = models.CharField(max_length=8, choices=Action.choices)
+    claim = models.PositiveSmallIntegerField()  # index into the bundle's claims
+    supported = models.BooleanField()
+    note = models.TextField(blank=True)
+    engine_supported = models.BooleanField()
+    engine_probability = models.FloatField(null=True, blank=True)  # after any calibration
+    zone = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["decision", "reviewer", "claim"], name="claim_verdict_once_each"
+            )
+        ]
+        indexes = [models.Index(fields=["zone", "created_at"], name="claim_verdict_zone_at")]
+
+    def __str__(self) -> str:
+        verdict = "supported" if self.supported else "unsupported"
+        return f"{self.reviewer} on claim {self.claim} of {self.decision_id}: {verdict}"
+
+
 class PeriodicReview(models.Model):
     """A flagged decision waiting for the zone's periodic look-back."""
 
