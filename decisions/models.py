@@ -173,7 +173,9 @@ class ClaimVerdict(models.Model):
     supported = models.BooleanField()
     note = models.TextField(blank=True)
     engine_supported = models.BooleanField()
-    engine_probability = models.FloatField(null=True, blank=True)  # after any calibration
+    # The global verifier's P(supported) for the claim, before any zone calibration: the best
+    # (highest) `signals.probability` among the claim's evidence items in the report.
+    engine_probability = models.FloatField(null=True, blank=True)
     zone = models.CharField(max_length=64)
     created_at = models.DateTimeField(auto_now_add=True)
 
