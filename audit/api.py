@@ -6,17 +6,7 @@ from `trail.export.export_lines`. The file verifies offline with `verify_trail -
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator, Iterator, Mapping
-from datetime import UTC, datetime, time
-from itertools import islice
-from typing import Any
-
-from asgiref.sync import sync_to_async
-from django.core.handlers.asgi import ASGIRequest
 from django.http import StreamingHttpResponse
-from django.utils import timezone
-from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -26,7 +16,7 @@ from drf_spectacular.utils import (
 )
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
-from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -36,62 +26,12 @@ from coordinates.coordinate import Coordinate
 from coordinates.models import Role
 from coordinates.selectors import agent_of, coordinate_from, has_role, role_scopes, zone_get
 from maria.errors import ApplicationError, Forbidden, NotFound
+from maria.jsonlines import CONTENT_TYPE, JSONLinesRenderer, download, parse_since
 from trail import export, signing
-
-CONTENT_TYPE = "application/x-ndjson"
-LINES_PER_CHUNK = 500
-
-
-class JSONLinesRenderer(BaseRenderer):
-    """Lets clients ask for `Accept: application/x-ndjson`; only errors pass through it (the
-    export itself streams), each as one JSON line in the usual error shape."""
-
-    media_type = CONTENT_TYPE
-    format = "jsonl"
-    charset = "utf-8"
-
-    def render(
-        self,
-        data: Any,
-        accepted_media_type: str | None = None,
-        renderer_context: Mapping[str, Any] | None = None,
-    ) -> bytes:
-        return (json.dumps(data, ensure_ascii=False) + "\n").encode()
 
 
 def _forbidden(message: str) -> ApplicationError:
     return Forbidden(message)
-
-
-def parse_since(text: str) -> datetime:
-    """An ISO 8601 datetime (UTC when it names no offset) or a date (its midnight, UTC)."""
-    try:
-        moment = parse_datetime(text)
-        if moment is None:
-            day = parse_date(text)
-            if day is not None:
-                moment = datetime.combine(day, time.min)
-    except ValueError:  # well formed but impossible, e.g. 2025-02-30
-        moment = None
-    if moment is None:
-        raise ApplicationError(
-            f"since must be an ISO 8601 date or datetime, e.g. 2025-06-01T09:30:00Z; got {text!r}",
-            field="since",
-        )
-    return moment if timezone.is_aware(moment) else moment.replace(tzinfo=UTC)
-
-
-def _chunk(lines: Iterator[str]) -> str:
-    return "".join(islice(lines, LINES_PER_CHUNK))
-
-
-async def _chunks(lines: Iterator[str]) -> AsyncIterator[str]:
-    # Under ASGI Django would read a plain iterator to the end into memory before sending
-    # anything; this pulls a chunk at a time, in the request's sync thread, where the
-    # database cursor lives.
-    next_chunk = sync_to_async(_chunk, thread_sensitive=True)
-    while chunk := await next_chunk(lines):
-        yield chunk
 
 
 def _scopes(request: Request, zone: Coordinate | None) -> list[Coordinate] | None:
@@ -180,15 +120,7 @@ class TrailExportView(APIView):
             label=label,
             appendix=integrity.evidence_records if include == "evidence" else None,
         )
-        asgi = isinstance(request._request, ASGIRequest)
-        response = StreamingHttpResponse(
-            _chunks(lines) if asgi else lines, content_type=CONTENT_TYPE
-        )
-        stamp = timezone.now().strftime("%Y%m%dT%H%M%SZ")
-        response["Content-Disposition"] = (
-            f'attachment; filename="trail-{zone or "all"}-{stamp}.jsonl"'
-        )
-        return response
+        return download(request._request, lines, f"trail-{zone or 'all'}")
 
 
 class TrailPublicKeyView(APIView):

@@ -4,7 +4,7 @@ zone's governance figures there too (`gates.dashboard`)."""
 from django.urls import URLPattern, path
 
 from audit import api, views
-from gates import dashboard
+from gates import advice_views, conflicts, dashboard
 
 urlpatterns: list[URLPattern] = [
     path("audit/", views.audit_search, name="audit"),
@@ -18,4 +18,19 @@ api_urlpatterns: list[URLPattern] = [
     path("trail/public-key/", api.TrailPublicKeyView.as_view(), name="trail-public-key"),
     # The governance dashboard's figures (gates.kpis), read by zone admins and auditors.
     path("zones/<str:coordinate>/kpis/", dashboard.ZoneKpisView.as_view(), name="zone-kpis"),
+    # Threshold advice (gates.advice): tau against its human share and wrong share.
+    path(
+        "zones/<str:coordinate>/advice/", advice_views.ZoneAdviceView.as_view(), name="zone-advice"
+    ),
+    # Knowledge-base conflicts (gates.conflicts): the zone admins' work.
+    path(
+        "zones/<str:coordinate>/conflicts/",
+        conflicts.ZoneConflictsView.as_view(),
+        name="zone-conflicts-api",
+    ),
+    path(
+        "conflicts/<int:pk>/resolve/",
+        conflicts.ConflictResolveView.as_view(),
+        name="conflict-resolve-api",
+    ),
 ]

@@ -33,7 +33,15 @@ from maria.openapi import NOT_BLANK, error_responses
 # low itself is refused). tests/coordinates/test_api.py holds the two to each other.
 POLICY_RANGES: dict[str, tuple[float, float, bool]] = {
     **dict.fromkeys(
-        ("tau", "delta", "floor", "refusal_floor", "cohesion_tau", "risk_threshold"),
+        (
+            "tau",
+            "delta",
+            "floor",
+            "refusal_floor",
+            "cohesion_tau",
+            "risk_threshold",
+            "periodic_review_rate",
+        ),
         (0.0, 1.0, False),
     ),
     **dict.fromkeys(policy.WEIGHT_FIELDS, (0.0, 1.0, False)),
@@ -41,6 +49,7 @@ POLICY_RANGES: dict[str, tuple[float, float, bool]] = {
     "hops": (0, 10, False),
     "required_evidence": (1, 100, False),
     "approvals_required": (1, 5, False),
+    "rereview_days": (1, 3650, False),
     "review_sla_hours": (0.0, 24.0 * 365, True),
 }
 

@@ -34,6 +34,10 @@ class PolicyValues:
     risk_threshold: float = 0.50  # share of causal paths through a node that needs review above
     review_sla_hours: float = 24.0  # time a reviewer has before escalation
     approvals_required: int = 1  # distinct reviewers needed to approve
+    # Share of flagged answers sampled for the zone's periodic review (decisions.periodic).
+    periodic_review_rate: float = 1.0
+    # How far back answers are reviewed again when the text they cited changes (decisions.rereview).
+    rereview_days: int = 90
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -41,10 +45,13 @@ class PolicyValues:
 
 SYSTEM_DEFAULT = PolicyValues()
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(PolicyValues))
-_INT_FIELDS = frozenset({"required_evidence", "hops", "approvals_required"})
+_INT_FIELDS = frozenset({"required_evidence", "hops", "approvals_required", "rereview_days"})
 _UNIT_FIELDS = frozenset(
-    {"tau", "delta", "floor", "refusal_floor", "cohesion_tau", "risk_threshold", *WEIGHT_FIELDS}
-)
+    {
+        "tau", "delta", "floor", "refusal_floor", "cohesion_tau", "risk_threshold",
+        "periodic_review_rate", *WEIGHT_FIELDS,
+    }
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +94,8 @@ def check_overrides(overrides: Mapping[str, Any]) -> list[PolicyProblem]:
             problems.append(PolicyProblem(name, f"required_evidence must be 1 to 100, got {value}"))
         elif name == "approvals_required" and not 1 <= value <= 5:
             problems.append(PolicyProblem(name, f"approvals_required must be 1 to 5, got {value}"))
+        elif name == "rereview_days" and not 1 <= value <= 3650:
+            problems.append(PolicyProblem(name, f"rereview_days must be 1 to 3650, got {value}"))
         elif name == "review_sla_hours" and not 0 < value <= 24 * 365:
             problems.append(
                 PolicyProblem(name, f"review_sla_hours must be in (0, 8760], got {value}")

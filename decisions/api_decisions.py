@@ -30,7 +30,7 @@ from coordinates.selectors import agent_of, beneath, coordinate_from
 from decisions import services
 from decisions.ask import Refusal, ask
 from decisions.models import Decision, Gate, State
-from decisions.representation import decision_detail, decision_row
+from decisions.representation import decision_detail, decision_row, override_progress
 from decisions.selectors import visible_decisions
 from maria.errors import ApplicationError, Forbidden, NotAuthenticated, NotFound, TooLarge
 from maria.openapi import DATABASE_INT_MAX, error_responses, one_of, or_empty, path_id
@@ -68,6 +68,25 @@ def _row_fields() -> dict[str, serializers.Field]:
 # A class, not inline_serializer's instance: the page's results reuse it (many=True).
 DecisionRowSerializer = type("DecisionRowSerializer", (serializers.Serializer,), _row_fields())
 DecisionRow = DecisionRowSerializer()
+# Where a blocked answer's override stands (decisions.representation.override_progress).
+OverrideProgress = inline_serializer(
+    "OverrideProgress",
+    {
+        "given": serializers.IntegerField(),
+        "needed": serializers.IntegerField(),
+        "approvals": inline_serializer(
+            "OverrideApproval",
+            {
+                "reviewer": serializers.CharField(),
+                "reason": serializers.CharField(),
+                "at": serializers.DateTimeField(),
+            },
+            many=True,
+        ),
+        "text": serializers.CharField(help_text='e.g. "1 of 2 override approvals, by zed: ..."'),
+    },
+    allow_null=True,
+)
 DecisionOut = inline_serializer(
     "Decision",
     {
@@ -92,6 +111,7 @@ DecisionOut = inline_serializer(
             },
             many=True,
         ),
+        "override": OverrideProgress,
         "events": inline_serializer(
             "DecisionEvent",
             {
@@ -445,25 +465,92 @@ class DecisionDetailView(APIView):
         return Response(decision_detail(decision))
 
 
+class ClaimVerdictIn(serializers.Serializer):
+    """A reviewer's verdict on one claim of the decision."""
+
+    # Documentation only: the service reads the body as sent (services.claim_verdicts_read).
+
+    index = serializers.IntegerField(
+        min_value=0, max_value=MAX_CLAIMS - 1, help_text="the claim's place in the bundle, from 0"
+    )
+    supported = serializers.BooleanField(help_text="whether the cited evidence supports it")
+    note = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=services.REASON_LIMIT,
+        help_text="what the reviewer saw, for the trail and the calibration",
+    )
+
+
+class _ClaimVerdictClosed(OpenApiSerializerExtension):
+    """The service refuses a field it does not know (a typo'd `notes` would lose the note):
+    the schema says so."""
+
+    target_class = "decisions.api_decisions.ClaimVerdictIn"
+
+    def map_serializer(self, auto_schema: Any, direction: Any) -> Any:
+        schema = auto_schema._map_basic_serializer(self.target, direction)
+        schema["additionalProperties"] = False
+        return schema
+
+
+def _verdicts(*, required: bool, help_text: str) -> serializers.ListSerializer[Any]:
+    return serializers.ListSerializer(
+        child=ClaimVerdictIn(), required=required, max_length=MAX_CLAIMS, help_text=help_text
+    )
+
+
 # What each action reads from the body: claim and release nothing, approve an optional
-# reason, reject and override a reason that is more than blanks (services._require_reason).
+# reason, reject and override a reason that is more than blanks (services._require_reason);
+# approve and reject the reviewer's verdicts per claim, each claim named at most once, and
+# a reject at least one claim with supported false (when the decision has claims).
 _REASON_REQUIRED = serializers.CharField(help_text="why, for the trail")
 ACTION_BODIES: dict[str, Any] = {
     "claim": None,
     "release": None,
     "approve": inline_serializer(
-        "Approve", {"reason": serializers.CharField(required=False, allow_blank=True)}
+        "Approve",
+        {
+            "reason": serializers.CharField(required=False, allow_blank=True),
+            "claims": _verdicts(
+                required=False,
+                help_text="your verdict on the claims you name (only those are recorded)",
+            ),
+        },
     ),
-    "reject": inline_serializer("Reject", {"reason": _REASON_REQUIRED}),
+    "reject": inline_serializer(
+        "Reject",
+        {
+            "reason": _REASON_REQUIRED,
+            "claims": _verdicts(
+                required=True,
+                help_text="your verdict per claim: at least one with supported false",
+            ),
+        },
+    ),
     "override": inline_serializer("Override", {"reason": _REASON_REQUIRED}),
+    "send-back": inline_serializer(
+        "SendBack",
+        {"reason": serializers.CharField(help_text="what evidence to bring, for the agent")},
+    ),
 }
 ACTION_SUMMARIES = {
     "claim": "Claim a decision awaiting review (reviewers of its zone)",
     "release": "Give a claimed decision back to the queue",
     "approve": "Approve a decision awaiting review; enough approvals release the answer",
     "reject": "Reject a decision awaiting review, with a reason",
-    "override": "Release a blocked answer anyway (zone admins with override_blocked)",
+    "override": (
+        "Ask to release a blocked answer anyway, or complete a colleague's request: two "
+        "different zone admins with override_blocked, each with a reason"
+    ),
+    "send-back": (
+        "Send an escalated decision back for more evidence (the authority it was escalated "
+        "to): it fails as `more evidence needed`, the agent is told why"
+    ),
 }
+DecisionOverrideRow = inline_serializer(
+    "DecisionOverrideRow", {**_row_fields(), "override": OverrideProgress}
+)
 
 
 class DecisionActionSchema(AutoSchema):
@@ -480,7 +567,8 @@ class DecisionActionSchema(AutoSchema):
         return ACTION_BODIES.get(self._action())
 
     def get_response_serializers(self) -> Any:
-        return {200: DecisionRow, **error_responses(400, 403, 404, 409)}
+        row = DecisionOverrideRow if self._action() == "override" else DecisionRow
+        return {200: row, **error_responses(400, 403, 404, 409)}
 
     def get_override_parameters(self) -> list[Any]:
         return [*super().get_override_parameters(), path_id()]
@@ -504,11 +592,19 @@ class DecisionActionView(APIView):
         elif self.action == "release":
             decision = services.decision_release(decision_id=pk, user=user)
         elif self.action == "approve":
-            decision = services.decision_approve(decision_id=pk, user=user, reason=reason)
+            decision = services.decision_approve(
+                decision_id=pk, user=user, reason=reason, claims=body.get("claims")
+            )
         elif self.action == "reject":
-            decision = services.decision_reject(decision_id=pk, user=user, reason=reason)
+            decision = services.decision_reject(
+                decision_id=pk, user=user, reason=reason, claims=body.get("claims")
+            )
+        elif self.action == "send-back":
+            decision = services.decision_send_back(decision_id=pk, user=user, reason=reason)
         else:
             decision = services.decision_override(decision_id=pk, user=user, reason=reason)
+            stored = Decision.objects.get(pk=decision.pk)
+            return Response({**decision_row(stored), "override": override_progress(stored)})
         return Response(decision_row(Decision.objects.get(pk=decision.pk)))
 
 

@@ -9,7 +9,7 @@ validation report) goes in as its content hash, never as content. To add a kind:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -18,8 +18,8 @@ from trail import ledger
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
 
-    from decisions.models import Decision
-    from evidence.models import ValidationReport
+    from decisions.models import Decision, PeriodicReview, ReReview
+    from evidence.models import ValidationReport, ZoneCalibration
     from trail.models import TrailEvent
 
 
@@ -37,6 +37,18 @@ class Kind(StrEnum):
     DECISION_FAILED = "decision.failed"
     DECISION_ESCALATED = "decision.escalated"
     ASK_REFUSED = "ask.refused"
+    PERIODIC_REVIEW_OPENED = "periodic_review.opened"
+    PERIODIC_REVIEW_CLAIMED = "periodic_review.claimed"
+    PERIODIC_REVIEW_RELEASED = "periodic_review.released"
+    PERIODIC_REVIEW_CLOSED = "periodic_review.closed"
+    DECISION_OVERRIDE_REQUESTED = "decision.override_requested"
+    DECISION_ESCALATION_TOPPED = "decision.escalation_topped"
+    CALIBRATION_PROPOSED = "calibration.proposed"
+    CALIBRATION_ADOPTED = "calibration.adopted"
+    REREVIEW_OPENED = "rereview.opened"
+    REREVIEW_CLOSED = "rereview.closed"
+    DECISION_COMMENTED = "decision.commented"
+    DECISION_ASSIGNED = "decision.assigned"
 
 
 def _decision(
@@ -101,11 +113,30 @@ def decision_released(decision: Decision, *, actor: AbstractBaseUser) -> TrailEv
     return _decision(decision, Kind.DECISION_RELEASED, actor=actor)
 
 
+def _verdicts(claims: Sequence[Mapping[str, Any]] | None) -> dict[str, object]:
+    """A reviewer's verdicts per claim ({index, supported, note}) for the payload; a system
+    act has none, and its payload stays as it always was."""
+    if claims is None:
+        return {}
+    return {
+        "claims": [
+            {"index": c["index"], "supported": c["supported"], "note": c.get("note", "")}
+            for c in claims
+        ]
+    }
+
+
 def decision_approval_recorded(
-    decision: Decision, *, actor: AbstractBaseUser, given: int, needed: int, reason: str = ""
+    decision: Decision,
+    *,
+    actor: AbstractBaseUser,
+    given: int,
+    needed: int,
+    reason: str = "",
+    claims: Sequence[Mapping[str, Any]] | None = None,
 ) -> TrailEvent:
     """One of several required approvals (four eyes): not yet approved; the approver's
-    reason is on the trail as the final approver's is."""
+    reason and verdicts per claim are on the trail as the final approver's are."""
     return _decision(
         decision,
         Kind.DECISION_APPROVAL_RECORDED,
@@ -113,14 +144,22 @@ def decision_approval_recorded(
         given=given,
         needed=needed,
         reason=reason,
+        **_verdicts(claims),
     )
 
 
 def decision_approved(
-    decision: Decision, *, actor: AbstractBaseUser | None, reason: str = ""
+    decision: Decision,
+    *,
+    actor: AbstractBaseUser | None,
+    reason: str = "",
+    claims: Sequence[Mapping[str, Any]] | None = None,
 ) -> TrailEvent:
-    """Approved by a reviewer, or by the system when the gate let it through."""
-    return _decision(decision, Kind.DECISION_APPROVED, actor=actor, reason=reason)
+    """Approved by a reviewer (with their verdicts per claim), or by the system when the
+    gate let it through."""
+    return _decision(
+        decision, Kind.DECISION_APPROVED, actor=actor, reason=reason, **_verdicts(claims)
+    )
 
 
 def decision_overridden(decision: Decision, *, actor: AbstractBaseUser, reason: str) -> TrailEvent:
@@ -138,10 +177,22 @@ def decision_completed(decision: Decision, *, how: str) -> TrailEvent:
 
 
 def decision_failed(
-    decision: Decision, *, actor: AbstractBaseUser | None, reason: str
+    decision: Decision,
+    *,
+    actor: AbstractBaseUser | None,
+    reason: str,
+    claims: Sequence[Mapping[str, Any]] | None = None,
 ) -> TrailEvent:
-    """Blocked, rejected, or undeliverable: the reason says which."""
-    return _decision(decision, Kind.DECISION_FAILED, actor=actor, reason=reason, gate=decision.gate)
+    """Blocked, rejected (with the reviewer's verdicts per claim), or undeliverable: the
+    reason says which."""
+    return _decision(
+        decision,
+        Kind.DECISION_FAILED,
+        actor=actor,
+        reason=reason,
+        gate=decision.gate,
+        **_verdicts(claims),
+    )
 
 
 def decision_escalated(decision: Decision, *, to: str) -> TrailEvent:
@@ -169,3 +220,213 @@ def ask_refused(
             "threshold": context.get("threshold"),
         },
     )
+
+
+# --- escalations that arrive, and two-person overrides (issue 18 point 4) -----------------
+
+
+def decision_escalated_overdue(decision: Decision, *, to: str, was_due: str | None) -> TrailEvent:
+    """Past its review SLA (`was_due`): handed up to the authority of `to`, the level above,
+    whose queue now holds it, due again at `due_at`."""
+    due = decision.due_at.isoformat() if decision.due_at else None
+    return _decision(
+        decision, Kind.DECISION_ESCALATED, to=to, due_at=due, was_due=was_due, why="overdue"
+    )
+
+
+def decision_escalated_by_graph(
+    decision: Decision, *, to: str, cohesion: float, cohesion_tau: float
+) -> TrailEvent:
+    """A graph answer whose evidence hangs together too little (cohesion below half its
+    tau) went to the authority of `to` to decide."""
+    due = decision.due_at.isoformat() if decision.due_at else None
+    return _decision(
+        decision,
+        Kind.DECISION_ESCALATED,
+        to=to,
+        due_at=due,
+        why="graph",
+        cohesion=cohesion,
+        cohesion_tau=cohesion_tau,
+    )
+
+
+def decision_escalation_topped(decision: Decision, *, at: str) -> TrailEvent:
+    """Overdue at the top of the tree: nothing is above `at`, so the item stays with its
+    authority. Written once per decision (decisions_escalate_overdue looks for it)."""
+    due = decision.due_at.isoformat() if decision.due_at else None
+    return _decision(decision, Kind.DECISION_ESCALATION_TOPPED, at=at, due_at=due)
+
+
+def decision_sent_back(
+    decision: Decision, *, actor: AbstractBaseUser, reason: str, level: str
+) -> TrailEvent:
+    """The authority of `level`, to which the decision was escalated, sent it back for more
+    evidence: it fails (a `decision.failed` by a person, as a rejection is, so the figures
+    count it as a reviewer's verdict) with the outcome `more_evidence_needed`."""
+    return _decision(
+        decision,
+        Kind.DECISION_FAILED,
+        actor=actor,
+        reason=reason,
+        gate=decision.gate,
+        outcome="more_evidence_needed",
+        level=level,
+    )
+
+
+def decision_override_requested(
+    decision: Decision, *, actor: AbstractBaseUser, reason: str, given: int, needed: int
+) -> TrailEvent:
+    """The first of two people with override_blocked asked to release a blocked answer; it
+    stays blocked until a second, different one completes the override."""
+    return _decision(
+        decision,
+        Kind.DECISION_OVERRIDE_REQUESTED,
+        actor=actor,
+        reason=reason,
+        given=given,
+        needed=needed,
+    )
+
+
+def decision_overridden_by_two(
+    decision: Decision, *, actor: AbstractBaseUser, reason: str, requested_by: str, request: str
+) -> TrailEvent:
+    """A blocked answer released anyway by a second person holding override_blocked, after
+    `requested_by` asked for it with the reason `request`."""
+    return _decision(
+        decision,
+        Kind.DECISION_OVERRIDDEN,
+        actor=actor,
+        reason=reason,
+        requested_by=requested_by,
+        request=request,
+    )
+
+
+# --- periodic review of flagged answers (decisions.periodic) -------------------------------
+# On the decision's own lane, so its page and the auditor's timeline show the look-back
+# beside the answer it judges.
+
+
+def periodic_review_opened(review: PeriodicReview) -> TrailEvent:
+    """A flagged answer was sampled for the zone's periodic review (the system's act)."""
+    return _decision(
+        review.decision, Kind.PERIODIC_REVIEW_OPENED, review=review.pk, why=review.reason
+    )
+
+
+def periodic_review_claimed(review: PeriodicReview, *, actor: AbstractBaseUser) -> TrailEvent:
+    until = review.claimed_until.isoformat() if review.claimed_until else None
+    return _decision(
+        review.decision, Kind.PERIODIC_REVIEW_CLAIMED, actor=actor, review=review.pk, until=until
+    )
+
+
+def periodic_review_released(review: PeriodicReview, *, actor: AbstractBaseUser) -> TrailEvent:
+    return _decision(review.decision, Kind.PERIODIC_REVIEW_RELEASED, actor=actor, review=review.pk)
+
+
+def periodic_review_closed(
+    review: PeriodicReview, *, actor: AbstractBaseUser, released: bool
+) -> TrailEvent:
+    """A reviewer's verdict on a flagged answer, with their note as the reason; `released`:
+    the answer had already gone to its agent, so a "wrong" verdict is serious."""
+    return _decision(
+        review.decision,
+        Kind.PERIODIC_REVIEW_CLOSED,
+        actor=actor,
+        reason=review.note,
+        review=review.pk,
+        verdict=review.verdict,
+        released=released,
+        serious=released and review.verdict == "wrong",
+    )
+
+
+# --- zone calibrations of the claim verifier (decisions.calibration) ---------------------
+
+
+def calibration_proposed(
+    calibration: ZoneCalibration, *, actor: AbstractBaseUser | None
+) -> TrailEvent:
+    """A new calibration version was fitted for a zone: on how many verdicts, from when to
+    when, by whom or what; it judges nothing until adopted."""
+    return ledger.append(
+        kind=Kind.CALIBRATION_PROPOSED,
+        chain=ledger.chain_for(calibration.zone.coordinate),
+        actor=actor,
+        payload={
+            "zone": calibration.zone.coordinate,
+            "version": calibration.version,
+            "method": calibration.method,
+            "params": dict(calibration.params),
+            "verdicts": calibration.verdicts,
+            "window_from": calibration.window_from.isoformat(),
+            "window_until": calibration.window_until.isoformat(),
+            "fitted_by": calibration.fitted_by,
+        },
+    )
+
+
+def calibration_adopted(
+    calibration: ZoneCalibration,
+    *,
+    actor: AbstractBaseUser,
+    reason: str,
+    retired: ZoneCalibration | None,
+) -> TrailEvent:
+    """A zone admin adopted a calibration version: from now on it judges the zone's answers
+    (and those of zones beneath it without one of their own); the one before is retired."""
+    return ledger.append(
+        kind=Kind.CALIBRATION_ADOPTED,
+        chain=ledger.chain_for(calibration.zone.coordinate),
+        actor=actor,
+        reason=reason,
+        payload={
+            "zone": calibration.zone.coordinate,
+            "version": calibration.version,
+            "params": dict(calibration.params),
+            "retired_version": retired.version if retired is not None else None,
+        },
+    )
+
+
+def _rereview_payload(review: ReReview) -> dict[str, Any]:
+    old = review.old_paragraph
+    new = review.new_paragraph
+    return {
+        "rereview": review.pk,
+        "cause": review.cause,
+        "document": old.version.document_id,
+        "cited": {"version": old.version.version, "paragraph": old.number},
+        "now": {"version": new.version.version, "paragraph": new.number} if new else None,
+        "conflict": review.conflict_id,
+    }
+
+
+def rereview_opened(review: ReReview) -> TrailEvent:
+    """The text a past answer rested on changed: the answer is to be looked at again."""
+    return _decision(review.decision, Kind.REREVIEW_OPENED, actor=None, **_rereview_payload(review))
+
+
+def rereview_closed(review: ReReview, *, actor: AbstractBaseUser) -> TrailEvent:
+    return _decision(
+        review.decision,
+        Kind.REREVIEW_CLOSED,
+        actor=actor,
+        reason=review.note,
+        verdict=review.verdict,
+        **_rereview_payload(review),
+    )
+
+
+def decision_commented(
+    decision: Decision, *, actor: AbstractBaseUser, text: str, comment: int
+) -> TrailEvent:
+    return _decision(decision, Kind.DECISION_COMMENTED, actor=actor, reason=text, comment=comment)
+
+
+def decision_assigned(decision: Decision, *, actor: AbstractBaseUser, to: str | None) -> TrailEvent:
+    return _decision(decision, Kind.DECISION_ASSIGNED, actor=actor, to=to)

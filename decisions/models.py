@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 
 from django.conf import settings
@@ -71,6 +72,11 @@ class Decision(ConcurrentTransitionMixin, models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     claimed_until = models.DateTimeField(null=True, blank=True)
+    # The reviewer it is assigned to (decisions.discussion): their queue shows it first, and
+    # anyone else may still claim it; unlike a claim it does not run out.
+    assigned_to = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     outcome_reason = models.TextField(blank=True)
     refusal = models.JSONField(null=True, blank=True)  # what was found and why not enough
     attempts = models.PositiveSmallIntegerField(default=0)  # validation attempts
@@ -193,19 +199,82 @@ class ClaimVerdict(models.Model):
 
 
 class PeriodicReview(models.Model):
-    """A flagged decision waiting for the zone's periodic look-back."""
+    """A flagged decision sampled for the zone's periodic look-back (`decisions.periodic`):
+    open until a reviewer of the zone closes it with a verdict, under a claim lock like a
+    decision's (`claim_holds`)."""
+
+    class Verdict(models.TextChoices):
+        OK = "ok", "OK"
+        WRONG = "wrong", "Wrong"
 
     decision = models.OneToOneField(Decision, on_delete=models.PROTECT)
     zone = models.CharField(max_length=64, db_index=True)
     reason = models.TextField()
     created_at = models.DateTimeField(auto_now_add=True)
-    reviewed_at = models.DateTimeField(null=True, blank=True)
+    # Null while open: "no verdict yet" is not a verdict, and the open rows' partial index
+    # and the constraints below read it plainly.
+    verdict = models.CharField(  # noqa: DJ001
+        max_length=8, choices=Verdict.choices, null=True, blank=True
+    )
+    note = models.TextField(blank=True)
+    claimed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    claimed_until = models.DateTimeField(null=True, blank=True)
+    reviewed_at = models.DateTimeField(null=True, blank=True)  # when it was closed
     reviewed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
 
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(verdict__isnull=True)
+                | models.Q(
+                    verdict__in=["ok", "wrong"],
+                    reviewed_at__isnull=False,
+                    reviewed_by__isnull=False,
+                ),
+                name="periodic_review_closed_by_someone",
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(verdict="wrong") | ~models.Q(note=""),
+                name="periodic_review_wrong_has_note",
+            ),
+        ]
+        indexes = [
+            # The open items of a zone, oldest first: the reviewers' list (rows as a queue).
+            models.Index(
+                fields=["zone", "created_at"],
+                condition=models.Q(verdict__isnull=True),
+                name="periodic_review_open",
+            )
+        ]
+
     def __str__(self) -> str:
         return f"periodic review of {self.decision_id}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.verdict is None
+
+    def held(self, now: datetime | None = None) -> bool:
+        """Someone's claim on it stands (claim_holds)."""
+        return claim_holds(self.claimed_by_id, self.claimed_until, now or timezone.now())
+
+    @staticmethod
+    def held_at(now: datetime) -> models.Q:
+        """The rows whose claim stands at `now` (claim_holds, in SQL)."""
+        return models.Q(claimed_by__isnull=False, claimed_until__gt=now)
+
+    @staticmethod
+    def sampled(decision_id: int, rate: float) -> bool:
+        """Whether a flagged decision is sampled at `rate`: u < rate, with u in [0, 1) the
+        first 53 bits of sha256("periodic-review:<id>") over 2**53 (exact as a float, so u
+        never rounds up to 1). Deterministic, so a replay of the decision samples it again;
+        rate 0 samples none and rate 1 all."""
+        digest = hashlib.sha256(f"periodic-review:{decision_id}".encode()).digest()
+        return (int.from_bytes(digest[:8], "big") >> 11) / 2**53 < rate
 
 
 class Outbox(models.Model):
@@ -238,3 +307,66 @@ class Outbox(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.pk} ({'sent' if self.sent_at else 'pending'})"
+
+
+class ReReview(models.Model):
+    """A past answer to look at again because the text it rested on changed: a new version
+    superseded the cited paragraph, or a knowledge-base conflict was resolved against it
+    (`decisions.rereview`). Open until a reviewer of its zone says whether it still holds."""
+
+    class Cause(models.TextChoices):
+        SUPERSEDED = "superseded", "A new version of the cited document"
+        CONFLICT = "conflict", "A knowledge-base conflict resolved against the cited text"
+
+    class Verdict(models.TextChoices):
+        STILL_CORRECT = "still_correct", "Still correct"
+        WRONG = "wrong", "Wrong now"
+
+    decision = models.ForeignKey(Decision, on_delete=models.PROTECT, related_name="rereviews")
+    zone = models.CharField(max_length=64)
+    cause = models.CharField(max_length=16, choices=Cause.choices)
+    old_paragraph = models.ForeignKey(
+        "evidence.Paragraph", on_delete=models.PROTECT, related_name="+"
+    )
+    # What says it now: the new version's paragraph on the same place or subject, or the
+    # side of the conflict that governs; None when the new version has nothing in its place.
+    new_paragraph = models.ForeignKey(
+        "evidence.Paragraph", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    conflict = models.ForeignKey(
+        "evidence.KnowledgeConflict", null=True, blank=True, on_delete=models.PROTECT
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    verdict = models.CharField(max_length=16, choices=Verdict.choices, blank=True)
+    note = models.TextField(blank=True)
+    closed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["decision", "old_paragraph", "cause"], name="rereview_once_each"
+            )
+        ]
+        indexes = [models.Index(fields=["zone", "closed_at"], name="rereview_zone_open")]
+
+    def __str__(self) -> str:
+        return f"re-review of {self.decision_id} ({self.cause})"
+
+
+class Comment(models.Model):
+    """A note on a decision by someone who may see it: reviewers discussing an answer, an
+    auditor asking. On the decision's trail too (decisions.discussion)."""
+
+    decision = models.ForeignKey(Decision, on_delete=models.PROTECT, related_name="comments")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    text = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"comment {self.pk} on {self.decision_id}"

@@ -41,6 +41,18 @@ def outbox_send_after_commit(row: Outbox) -> None:
     transaction.on_commit(lambda: outbox_dispatch(row_id))
 
 
+def webhook_tokens(user_ids: set[int]) -> dict[int, ApiToken]:
+    """Each proposer's newest live token that has a webhook: where its answers' news goes."""
+    tokens = ApiToken.objects.filter(user_id__in=user_ids, revoked_at__isnull=True).exclude(
+        webhook_url=""
+    )
+    return {token.user_id: token for token in tokens.order_by("created_at", "pk")}
+
+
+def webhook_token(user_id: int) -> ApiToken | None:
+    return webhook_tokens({user_id}).get(user_id)
+
+
 def outbox_webhook(decision: Decision, token: ApiToken | None, message: Message) -> None:
     """Queue `message` for `token`'s webhook, in the caller's transaction; sent after commit.
     Without a token that has a webhook there is no one to tell: the agent polls."""

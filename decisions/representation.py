@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from decisions.models import Decision
+from decisions.services import OVERRIDE_APPROVALS, override_approvals
 from trail.models import TrailEvent
 
 
@@ -79,5 +80,24 @@ def decision_detail(
                 else ()
             )
         ],
+        "override": override_progress(decision) if events is None else None,
         "events": decision_events(decision) if events is None else [_event(e) for e in events],
+    }
+
+
+def override_progress(decision: Decision) -> dict[str, Any] | None:
+    """Where the two-person override of a blocked answer stands; None for any other answer,
+    or a blocked one nobody asked to release."""
+    approvals = override_approvals(decision)
+    if not approvals:
+        return None
+    given = len(approvals)
+    by = "; ".join(f"{a.reviewer}: {a.reason}" for a in approvals)
+    return {
+        "given": given,
+        "needed": OVERRIDE_APPROVALS,
+        "approvals": [
+            {"reviewer": a.reviewer, "reason": a.reason, "at": a.at.isoformat()} for a in approvals
+        ],
+        "text": f"{given} of {OVERRIDE_APPROVALS} override approvals, by {by}",
     }

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from django_fsm import ConcurrentTransition, TransitionNotAllowed
 
@@ -27,6 +28,8 @@ from coordinates.selectors import EffectivePolicy, effective_policy, has_role
 from decisions import events
 from decisions.models import (
     Approval,
+    ClaimVerdict,
+    Comment,
     Decision,
     Gate,
     Outbox,
@@ -423,12 +426,16 @@ def _route(
     decision: Decision, report: ValidationReport, sla_hours: float, webhook: ApiToken | None
 ) -> None:
     if report.gate in (Gate.AUTO, Gate.FLAGGED):
-        if report.gate == Gate.FLAGGED:
-            PeriodicReview.objects.create(
+        # The rate the report was judged under (a report older than the field: all of them),
+        # and a sample drawn from the id alone, so a replay samples the same answers.
+        rate = report.policy.get("periodic_review_rate", 1.0)
+        if report.gate == Gate.FLAGGED and PeriodicReview.sampled(decision.pk, rate):
+            review = PeriodicReview.objects.create(
                 decision=decision,
                 zone=decision.zone,
                 reason="sufficiency passed but some evidence is weak (below 3x the floor)",
             )
+            events.periodic_review_opened(review)
         _transition(decision, "approve")
         events.decision_approved(decision, actor=None, reason=f"gate {report.gate}")
         _log_after_commit("decision routed", decision_id=decision.pk, to="approved")
@@ -558,6 +565,167 @@ def _require_reason(reason: str) -> str:
     return reason
 
 
+# --- a reviewer's verdict per claim --------------------------------------------------------
+# Approve and reject carry, besides the reason, the reviewer's verdict on each claim they
+# name: `[{"index": 0, "supported": false, "note": "..."}]`. Stored as ClaimVerdict rows
+# beside the engine's verdict then, in the act's transaction; calibration and the reviews
+# export learn from them.
+
+VERDICT_FIELDS = ("index", "supported", "note")
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """One claim's verdict as a reviewer gave it (`index` into the bundle's claims)."""
+
+    index: int
+    supported: bool
+    note: str = ""
+
+    def as_payload(self) -> dict[str, Any]:
+        return {"index": self.index, "supported": self.supported, "note": self.note}
+
+
+def _verdict_read(entry: object, where: str) -> Verdict:
+    if not isinstance(entry, dict):
+        raise ApplicationError(
+            "each claim verdict is an object {index, supported, note}", field=where
+        )
+    unknown = sorted(str(key) for key in entry if key not in VERDICT_FIELDS)
+    if unknown:
+        raise ApplicationError(
+            f"unknown field {unknown[0]!r}; a claim verdict has index, supported and note",
+            field=f"{where}.{unknown[0]}",
+        )
+    index = entry.get("index")
+    if isinstance(index, float) and index.is_integer():
+        index = int(index)  # 1.0 is the integer 1 to JSON
+    # bool is an int to Python, never to a client: true is not claim 1.
+    if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+        raise ApplicationError(
+            "index is required: a whole number from 0, the claim's place in the bundle",
+            field=f"{where}.index",
+        )
+    supported = entry.get("supported")
+    if not isinstance(supported, bool):
+        raise ApplicationError("supported is required: true or false", field=f"{where}.supported")
+    note = entry.get("note", "")
+    if note is None:
+        note = ""
+    if not isinstance(note, str):
+        raise ApplicationError("note must be a string", field=f"{where}.note")
+    # Measured as sent, as the schema's maxLength and the page's maxlength count it.
+    if len(note) > REASON_LIMIT:
+        raise ApplicationError(
+            f"a note has at most {REASON_LIMIT} characters; this one has {len(note)}",
+            field=f"{where}.note",
+        )
+    return Verdict(index=index, supported=supported, note=note.strip())
+
+
+def claim_verdicts_read(claims: object) -> list[Verdict]:
+    """The verdicts as sent (None: none), each checked for its shape; a claim named twice is
+    refused. Whether each index is one of the decision's claims is checked with the decision
+    in hand (`_verdicts_checked`), so other zones' claim counts stay private."""
+    if claims is None:
+        return []
+    if not isinstance(claims, list):
+        raise ApplicationError("claims must be a list of {index, supported, note}", field="claims")
+    if len(claims) > MAX_CLAIMS:
+        raise ApplicationError(
+            f"{len(claims)} claim verdicts; a decision has at most {MAX_CLAIMS} claims",
+            field="claims",
+        )
+    verdicts: list[Verdict] = []
+    seen: set[int] = set()
+    for position, entry in enumerate(claims):
+        verdict = _verdict_read(entry, f"claims.{position}")
+        if verdict.index in seen:
+            raise ApplicationError(
+                f"claim {verdict.index} is named twice", field=f"claims.{position}.index"
+            )
+        seen.add(verdict.index)
+        verdicts.append(verdict)
+    return verdicts
+
+
+def _verdicts_checked(verdicts: Sequence[Verdict], count: int) -> None:
+    for position, verdict in enumerate(verdicts):
+        if verdict.index >= count:
+            raise ApplicationError(
+                f"claim {verdict.index} does not exist; this decision has {count} "
+                f"claim{'s' if count != 1 else ''} (0 to {count - 1})",
+                field=f"claims.{position}.index",
+            )
+
+
+def engine_verdict(claim: Mapping[str, Any]) -> tuple[bool, float | None]:
+    """The engine's verdict on one claim of a report: whether it held the claim supported,
+    and the global verifier's P(supported): the highest `signals.probability` among the
+    claim's evidence items (None when no item carries one)."""
+    probabilities = [
+        float(p)
+        for item in claim.get("evidence", [])
+        if isinstance(p := (item.get("signals") or {}).get("probability"), int | float)
+        and not isinstance(p, bool)
+    ]
+    return bool(claim.get("supported")), max(probabilities, default=None)
+
+
+def _verdicts_record(
+    decision: Decision, user: User, action: str, verdicts: Sequence[Verdict]
+) -> None:
+    """Store the verdicts with the engine's beside them, in the caller's transaction. A
+    reviewer who approved one of two required approvals and then rejects changes their
+    verdicts: each claim keeps the latest (the trail keeps both acts)."""
+    if not verdicts:
+        return
+    body = decision.report.body if decision.report is not None else {}
+    report_claims: list[dict[str, Any]] = list(body.get("claims", []))
+    earlier = {
+        row.claim: row
+        for row in ClaimVerdict.objects.filter(
+            decision=decision, reviewer=user, claim__in=[v.index for v in verdicts]
+        )
+    }
+    now = timezone.now()
+    new = []
+    for verdict in verdicts:
+        engine_supported, engine_probability = (
+            engine_verdict(report_claims[verdict.index])
+            if verdict.index < len(report_claims)
+            else (False, None)
+        )
+        row = earlier.get(verdict.index)
+        if row is not None:
+            row.action, row.supported, row.note, row.created_at = (
+                action,
+                verdict.supported,
+                verdict.note,
+                now,
+            )
+            row.save(update_fields=["action", "supported", "note", "created_at"])
+            continue
+        new.append(
+            ClaimVerdict(
+                decision=decision,
+                reviewer=user,
+                action=action,
+                claim=verdict.index,
+                supported=verdict.supported,
+                note=verdict.note,
+                engine_supported=engine_supported,
+                engine_probability=engine_probability,
+                zone=decision.zone,
+            )
+        )
+    ClaimVerdict.objects.bulk_create(new)
+
+
+def _claim_count(decision: Decision) -> int:
+    return len(decision.bundle.claims)
+
+
 def decision_claim(*, decision_id: int, user: User) -> Decision:
     with _changing(decision_id):
         decision = _locked_for(decision_id, user)
@@ -594,8 +762,17 @@ def decision_release(*, decision_id: int, user: User) -> Decision:
     return decision
 
 
-def decision_approve(*, decision_id: int, user: User, reason: str = "") -> Decision:
+def decision_approve(
+    *,
+    decision_id: int,
+    user: User,
+    reason: str = "",
+    claims: Sequence[Mapping[str, Any]] | None = None,
+) -> Decision:
+    """One reviewer's approval, with their verdict on the claims they name (`claims`:
+    [{index, supported, note}], all optional); enough approvals release the answer."""
     reason = _limited_reason(reason)
+    verdicts = claim_verdicts_read(claims)
     with _changing(decision_id):
         decision = _locked_for(decision_id, user)
         if decision.state != State.APPROVAL_REQUIRED:
@@ -606,7 +783,10 @@ def decision_approve(*, decision_id: int, user: User, reason: str = "") -> Decis
             raise Conflict(f"decision {decision_id} is claimed by {decision.claimed_by}")
         if Approval.objects.filter(decision=decision, reviewer=user).exists():
             raise Conflict("you have approved this decision already; another reviewer must")
+        _verdicts_checked(verdicts, _claim_count(decision))
         Approval.objects.create(decision=decision, reviewer=user, reason=reason)
+        _verdicts_record(decision, user, ClaimVerdict.Action.APPROVE, verdicts)
+        named = [v.as_payload() for v in verdicts]
         needed = effective_policy(Coordinate.parse(decision.zone)).values.approvals_required
         given = Approval.objects.filter(decision=decision).count()
         if given < needed:
@@ -614,7 +794,7 @@ def decision_approve(*, decision_id: int, user: User, reason: str = "") -> Decis
             decision.claimed_until = None
             decision.save(update_fields=["claimed_by", "claimed_until", "updated_at"])
             events.decision_approval_recorded(
-                decision, actor=user, given=given, needed=needed, reason=reason
+                decision, actor=user, given=given, needed=needed, reason=reason, claims=named
             )
             _push(decision, "decision.released")
             _log_after_commit(
@@ -622,7 +802,7 @@ def decision_approve(*, decision_id: int, user: User, reason: str = "") -> Decis
             )
             return decision
         _transition(decision, "approve")
-        events.decision_approved(decision, actor=user, reason=reason)
+        events.decision_approved(decision, actor=user, reason=reason, claims=named)
         _push(decision, "decision.resolved")
         _log_after_commit("decision approved", decision_id=decision_id, user=user.get_username())
         _deliver(
@@ -632,18 +812,38 @@ def decision_approve(*, decision_id: int, user: User, reason: str = "") -> Decis
     return decision
 
 
-def decision_reject(*, decision_id: int, user: User, reason: str) -> Decision:
+def decision_reject(
+    *,
+    decision_id: int,
+    user: User,
+    reason: str,
+    claims: Sequence[Mapping[str, Any]] | None = None,
+) -> Decision:
+    """Reject with a reason and the reviewer's verdict per claim (`claims`, as for approve):
+    at least one claim named unsupported, so the rejection says which claim is wrong."""
     reason = _require_reason(reason)
+    verdicts = claim_verdicts_read(claims)
     with _changing(decision_id):
         decision = _locked_for(decision_id, user)
         if decision.state != State.APPROVAL_REQUIRED:
             raise Conflict(f"decision {decision_id} is {decision.state}; it cannot be rejected")
         if _held_by_other(decision, user):
             raise Conflict(f"decision {decision_id} is claimed by {decision.claimed_by}")
+        count = _claim_count(decision)
+        _verdicts_checked(verdicts, count)
+        if count and all(v.supported for v in verdicts):
+            raise ApplicationError(
+                "mark at least one claim unsupported (supported: false): a rejection names "
+                "the claim that is wrong",
+                field="claims",
+            )
+        _verdicts_record(decision, user, ClaimVerdict.Action.REJECT, verdicts)
         decision.outcome_reason = reason
         _transition(decision, "fail")
         _save(decision)
-        events.decision_failed(decision, actor=user, reason=reason)
+        events.decision_failed(
+            decision, actor=user, reason=reason, claims=[v.as_payload() for v in verdicts]
+        )
         _push(decision, "decision.resolved")
         outbox_webhook(
             decision,
@@ -654,8 +854,32 @@ def decision_reject(*, decision_id: int, user: User, reason: str) -> Decision:
     return decision
 
 
+# Two different people with override_blocked release a blocked answer: the first asks (an
+# Approval row on the decision, on the trail as decision.override_requested), the second
+# completes it. Approval rows of a blocked decision are override approvals only: a blocked
+# decision never enters the review queue, so no reviewer's approval can be among them.
+OVERRIDE_APPROVALS = 2
+
+
+@dataclass(frozen=True, slots=True)
+class OverrideApproval:
+    reviewer: str
+    reason: str
+    at: datetime
+
+
+def override_approvals(decision: Decision) -> list[OverrideApproval]:
+    """Who asked to release a blocked decision so far, in order (none for any other)."""
+    if decision.gate != Gate.BLOCKED:
+        return []
+    rows = decision.approvals.select_related("reviewer").order_by("pk")
+    return [OverrideApproval(a.reviewer.get_username(), a.reason, a.created_at) for a in rows]
+
+
 def decision_override(*, decision_id: int, user: User, reason: str) -> Decision:
-    """Release a blocked answer anyway: an elevated permission and a reason, on the trail."""
+    """Release a blocked answer anyway: two different zone admins holding override_blocked,
+    each with a reason, on the trail. The first call records the request and the decision
+    stays blocked; a second person's call releases it. The same person twice is 409."""
     reason = _require_reason(reason)
     with _changing(decision_id):
         decision = _locked_for(decision_id, user, roles=(Role.ZONE_ADMIN,))
@@ -665,14 +889,41 @@ def decision_override(*, decision_id: int, user: User, reason: str) -> Decision:
             raise Conflict(f"only a blocked decision can be overridden; {decision_id} is not")
         if decision.proposed_by_id == user.pk:
             raise Forbidden("nobody overrides a decision they proposed")
+        earlier = list(Approval.objects.filter(decision=decision).select_related("reviewer"))
+        if any(a.reviewer_id == user.pk for a in earlier):
+            raise Conflict(
+                "you asked for this override already; a second person with the "
+                "override_blocked permission must complete it"
+            )
+        Approval.objects.create(decision=decision, reviewer=user, reason=reason)
+        given = len(earlier) + 1
+        if given < OVERRIDE_APPROVALS:
+            events.decision_override_requested(
+                decision, actor=user, reason=reason, given=given, needed=OVERRIDE_APPROVALS
+            )
+            _log_after_commit(
+                "override of a blocked decision requested",
+                level=logging.WARNING,
+                decision_id=decision_id,
+                user=user.get_username(),
+            )
+            return decision
+        first = earlier[0]
         decision.outcome_reason = reason
         _transition(decision, "override")
-        events.decision_overridden(decision, actor=user, reason=reason)
+        events.decision_overridden_by_two(
+            decision,
+            actor=user,
+            reason=reason,
+            requested_by=first.reviewer.get_username(),
+            request=first.reason,
+        )
         _log_after_commit(
             "blocked decision overridden",
             level=logging.WARNING,
             decision_id=decision_id,
             user=user.get_username(),
+            requested_by=first.reviewer.get_username(),
         )
         _deliver(
             decision, _webhook_token(decision.proposed_by_id), release="overridden", reason=reason
@@ -681,11 +932,86 @@ def decision_override(*, decision_id: int, user: User, reason: str) -> Decision:
     return decision
 
 
+# --- escalations ---------------------------------------------------------------------------
+
+
+MORE_EVIDENCE = "more evidence needed"
+
+
+def may_send_back(decision: Decision, user: User) -> bool:
+    """The authority the decision was escalated to: a reviewer or zone admin whose scope
+    covers `escalated_to`. The zone's own reviewers hold no such role."""
+    return bool(decision.escalated_to) and has_role(
+        user, REVIEW_ROLES, Coordinate.parse(decision.escalated_to)
+    )
+
+
+def decision_send_back(*, decision_id: int, user: User, reason: str) -> Decision:
+    """The authority an escalated decision went up to sends it back asking for more evidence.
+
+    It fails, with the outcome "more evidence needed: <reason>", and the agent's webhook is
+    told as a reviewer's rejection (`decision.rejected`) whose `outcome` is
+    `more_evidence_needed` and whose reason says what to bring. Why not back to the zone's
+    queue: an answer's evidence bundle is sealed by its hash and only the agent can cite
+    more, in a new submission; the zone's reviewers, who let it lapse, cannot add any. So a
+    compliance team reads one closed item with the authority's request on the trail, and the
+    next submission is judged afresh by the gate, not approved on the old bundle.
+    """
+    reason = _require_reason(reason)
+    with _changing(decision_id):
+        decision = _locked_for(decision_id, user)
+        if decision.state != State.APPROVAL_REQUIRED:
+            raise Conflict(f"decision {decision_id} is {decision.state}; it cannot be sent back")
+        if not decision.escalated_to:
+            raise Conflict(
+                f"decision {decision_id} was not escalated; only the authority it goes up to "
+                "sends it back (reject it instead)"
+            )
+        if not may_send_back(decision, user):
+            raise Forbidden(
+                f"only the authority of {decision.escalated_to}, to which decision "
+                f"{decision_id} was escalated, may send it back"
+            )
+        if decision.proposed_by_id == user.pk:
+            raise Forbidden("nobody reviews a decision they proposed")
+        if _held_by_other(decision, user):
+            raise Conflict(f"decision {decision_id} is claimed by {decision.claimed_by}")
+        decision.outcome_reason = f"{MORE_EVIDENCE}: {reason}"
+        _transition(decision, "fail")
+        _save(decision)
+        events.decision_sent_back(decision, actor=user, reason=reason, level=decision.escalated_to)
+        _push(decision, "decision.resolved")
+        message = rejected_message(decision, reviewer=user.get_username())
+        message["data"].update(outcome="more_evidence_needed", request=reason)
+        outbox_webhook(decision, _webhook_token(decision.proposed_by_id), message)
+        _log_after_commit(
+            "decision sent back for more evidence",
+            decision_id=decision_id,
+            user=user.get_username(),
+            authority=decision.escalated_to,
+        )
+    return decision
+
+
+def _at_top_recorded() -> Exists:
+    return Exists(
+        TrailEvent.objects.filter(
+            decision_id=OuterRef("pk"), kind=events.Kind.DECISION_ESCALATION_TOPPED
+        )
+    )
+
+
 def decisions_escalate_overdue() -> int:
-    """Decisions past their review SLA go up to the parent level's authority, once a level."""
+    """Decisions past their review SLA go up to the parent level's authority, once a level:
+    the item is addressed to it (`escalated_to`), first in its queue and pushed to its socket
+    group (every prefix of the zone hears the zone's pushes, `gates.groups`). At the galaxy
+    nothing is above: the item stays with the galaxy's authority and the trail says so once
+    (`decision.escalation_topped`), not again every run. The number moved up a level."""
     now = timezone.now()
     moved = 0
-    overdue = Decision.objects.filter(state=State.APPROVAL_REQUIRED, due_at__lt=now)
+    overdue = Decision.objects.filter(state=State.APPROVAL_REQUIRED, due_at__lt=now).exclude(
+        _at_top_recorded()
+    )
     for decision_id, zone in list(overdue.values_list("pk", "zone")):
         with _zone_change(zone):
             decision = Decision.objects.select_for_update().get(pk=decision_id)
@@ -698,12 +1024,21 @@ def decisions_escalate_overdue() -> int:
             current = Coordinate.parse(decision.escalated_to or decision.zone)
             parent = current.parent
             if parent is None:
-                continue  # the galaxy is the top: it stays overdue there
+                if not Decision.objects.filter(pk=decision_id).filter(_at_top_recorded()).exists():
+                    events.decision_escalation_topped(decision, at=str(current))
+                    _log_after_commit(
+                        "overdue at the top of the tree: it stays there",
+                        level=logging.WARNING,
+                        decision_id=decision_id,
+                        at=str(current),
+                    )
+                continue
+            was_due = decision.due_at.isoformat()
             sla = effective_policy(Coordinate.parse(decision.zone)).values.review_sla_hours
             decision.escalated_to = str(parent)
             decision.due_at = now + timedelta(hours=sla)
             decision.save(update_fields=["escalated_to", "due_at", "updated_at"])
-            events.decision_escalated(decision, to=str(parent))
+            events.decision_escalated_overdue(decision, to=str(parent), was_due=was_due)
             _push(decision, "decision.escalated")
             outbox_webhook(
                 decision, _webhook_token(decision.proposed_by_id), escalated_message(decision)
@@ -711,3 +1046,152 @@ def decisions_escalate_overdue() -> int:
             moved += 1
             _log_after_commit("decision escalated", decision_id=decision_id, to=str(parent))
     return moved
+
+
+GRAPH_ESCALATION_REASON = "the graph's evidence hangs together too little (cohesion < tau_c / 2)"
+
+
+def decision_escalate_graph_answer(
+    *,
+    report: ValidationReport,
+    question: str,
+    answer: str,
+    zone: Coordinate,
+    user: User,
+    agent: Coordinate | None = None,
+) -> Decision:
+    """A graph answer whose evidence hangs together too little becomes an item for the
+    authority one level up (the zone's parent; the galaxy's own, at the top): a decision
+    awaiting approval with the graph's report, escalated to that level, pushed to its queue.
+    Its reviewers approve (the agent is told as for any answer), reject or send it back.
+
+    Called inside the caller's transaction (graph.queries stores the report and its trail
+    event in it), so the answer and its work item are written together or not at all.
+    """
+    parent = zone.parent
+    to = parent if parent is not None else zone
+    policy = effective_policy(zone)
+    with _zone_change(str(zone)):
+        decision = Decision.objects.create(
+            question=question,
+            answer=answer,
+            zone=str(zone),
+            # A person who asked the graph is no agent: the decision names none.
+            agent=str(agent) if agent is not None else "",
+            proposed_by=user,
+            bundle=report.bundle,
+            report=report,
+            request_hash=report.content_hash,
+        )
+        events.decision_proposed(decision, actor=user)
+        decision.gate = Gate.REQUIRED
+        decision.mode = report.mode
+        decision.sufficiency = report.sufficiency
+        decision.completeness = report.completeness
+        decision.cohesion = report.cohesion
+        decision.policy_label = report.policy_label
+        _transition(decision, "validate")
+        events.decision_validated(decision, report)
+        decision.due_at = timezone.now() + timedelta(hours=policy.values.review_sla_hours)
+        decision.escalated_to = str(to)
+        _transition(decision, "require_approval")
+        _save(decision)
+        events.decision_queued(decision)
+        events.decision_escalated_by_graph(
+            decision,
+            to=str(to),
+            cohesion=report.cohesion or 0.0,
+            cohesion_tau=float(report.policy.get("cohesion_tau") or 0.0),
+        )
+        if parent is None:
+            events.decision_escalation_topped(decision, at=str(to))
+        _push(decision, "decision.escalated")
+        message = escalated_message(decision)
+        message["data"]["reason"] = GRAPH_ESCALATION_REASON
+        outbox_webhook(decision, _webhook_token(user.pk), message)
+        _log_after_commit("graph answer escalated", decision_id=decision.pk, to=str(to))
+    return decision
+
+
+def may_override(decision: Decision, user: User) -> bool:
+    """What decision_override checks, for a page to offer the action: a blocked answer, a
+    zone admin of its zone with override_blocked, not its proposer, not yet among those who
+    asked to release it."""
+    return (
+        decision.state == State.FAILED
+        and decision.gate == Gate.BLOCKED
+        and decision.proposed_by_id != user.pk
+        and user.has_perm("decisions.override_blocked")
+        and has_role(user, [Role.ZONE_ADMIN], Coordinate.parse(decision.zone))
+        and not decision.approvals.filter(reviewer_id=user.pk).exists()
+    )
+
+
+# --- discussion and assignment ---------------------------------------------------------------
+# Reviewers talk about an answer in comments, and a zone's reviewers hand work to each other by
+# assignment; both are on the decision's trail. The queue's bulk actions are these one decision
+# at a time, each in its own transaction: one that fails is reported and the others go on.
+
+COMMENT_LIMIT = 2000
+READ_ROLES = (Role.REVIEWER, Role.ZONE_ADMIN, Role.AUDITOR)
+
+
+def decision_comment(*, decision_id: int, user: User, text: str) -> Comment:
+    text = (text or "").strip()
+    if not text:
+        raise ApplicationError("a comment needs some text", field="text")
+    if len(text) > COMMENT_LIMIT:
+        raise ApplicationError(f"at most {COMMENT_LIMIT} characters", field="text")
+    with _changing(decision_id):
+        decision = _locked_for(decision_id, user, roles=READ_ROLES)
+        comment = Comment.objects.create(decision=decision, author=user, text=text)
+        events.decision_commented(decision, actor=user, text=text, comment=comment.pk)
+    return comment
+
+
+def decision_assign(*, decision_id: int, user: User, assignee: User | None) -> Decision:
+    """Assign an answer awaiting review to a reviewer of its zone (None: unassign)."""
+    with _changing(decision_id):
+        decision = _locked_for(decision_id, user)
+        if decision.state != State.APPROVAL_REQUIRED:
+            raise Conflict(f"decision {decision_id} is {decision.state}; nothing to assign")
+        if assignee is not None:
+            if not has_role(assignee, REVIEW_ROLES, Coordinate.parse(decision.zone)):
+                raise ApplicationError(
+                    f"{assignee.get_username()} does not review {decision.zone}",
+                    field="assignee",
+                )
+            if assignee.pk == decision.proposed_by_id:
+                raise ApplicationError("nobody reviews a decision they proposed", field="assignee")
+        decision.assigned_to = assignee
+        decision.save(update_fields=["assigned_to", "updated_at"])
+        events.decision_assigned(
+            decision, actor=user, to=assignee.get_username() if assignee else None
+        )
+        _push(decision, "decision.assigned")
+    return decision
+
+
+def decisions_bulk(
+    *, decision_ids: Sequence[int], user: User, action: str, assignee: User | None = None
+) -> dict[int, str]:
+    """Release or assign several decisions: for each, "ok" or why not."""
+    if action not in ("release", "assign"):
+        raise ApplicationError("action must be release or assign", field="action")
+    outcome: dict[int, str] = {}
+    for decision_id in dict.fromkeys(decision_ids):
+        try:
+            if action == "release":
+                decision_release(decision_id=decision_id, user=user)
+            else:
+                decision_assign(decision_id=decision_id, user=user, assignee=assignee)
+        except ApplicationError as error:
+            outcome[decision_id] = error.message
+        else:
+            outcome[decision_id] = "ok"
+    return outcome
+
+
+def may_read(user: User, decision: Decision) -> bool:
+    """Whether the user may read the decision's discussion: a role on its zone."""
+    return has_role(user, READ_ROLES, Coordinate.parse(decision.zone))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import random
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from celery import Task, current_app, shared_task
@@ -15,6 +16,8 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from coordinates.models import ApiToken
+from decisions import rereview
+from decisions.calibration import calibrations_propose_due
 from decisions.models import Decision, State
 from decisions.outbox import (
     outbox_claim,
@@ -32,6 +35,8 @@ from decisions.services import (
 )
 from decisions.signals import validation_wanted, validations_taken, webhook_due
 from decisions.webhooks import COMPLETED, DeliveryError, body_of, post
+from evidence.signals import conflict_resolved, version_stored
+from evidence.tasks import RETRIED, retried_then_quarantined
 from maria.metrics import TASK_RETRIES
 from trail.quarantine import quarantine, quarantined, reason_of
 
@@ -242,6 +247,14 @@ def resend_validations() -> int:
     return validations_resend()
 
 
+@shared_task
+def propose_calibrations() -> dict[str, list[str]]:
+    """Weekly: propose a calibration version for every zone with enough new reviewer verdicts
+    since its last one (decisions.calibration); a zone that fails is logged and skipped."""
+    run = calibrations_propose_due(fitted_by="weekly job")
+    return {"proposed": run.proposed, "skipped": run.skipped, "failed": run.failed}
+
+
 # --- what the services ask for after commit (decisions.signals) ----------------------------
 
 
@@ -264,3 +277,34 @@ def _deliver_later(*, outbox_id: int, **_: Any) -> None:
             "webhook not queued: the broker is unreachable; the sweep will queue it",
             extra={"outbox_id": outbox_id, "error": str(error)},
         )
+
+
+# --- when the text behind past answers changes (decisions.rereview) ------------------------
+
+
+@shared_task(**RETRIED)
+def rereview_version(self: Task, version_id: int) -> int:
+    return retried_then_quarantined(
+        self,
+        subject=f"version:{version_id}",
+        work=partial(rereview.rereview_superseded, version_id=version_id),
+    )
+
+
+@shared_task(**RETRIED)
+def rereview_resolved_conflict(self: Task, conflict_id: int) -> int:
+    return retried_then_quarantined(
+        self,
+        subject=f"conflict:{conflict_id}",
+        work=partial(rereview.rereview_conflict, conflict_id=conflict_id),
+    )
+
+
+@receiver(version_stored, dispatch_uid="decisions.rereview_version")
+def _rereview_stored_version(*, version_id: int, **_: Any) -> None:
+    rereview_version.delay(version_id)
+
+
+@receiver(conflict_resolved, dispatch_uid="decisions.rereview_resolved_conflict")
+def _rereview_resolved(*, conflict_id: int, **_: Any) -> None:
+    rereview_resolved_conflict.delay(conflict_id)

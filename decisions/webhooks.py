@@ -2,8 +2,9 @@
 (standardwebhooks.com, version 1.0.0 of the specification).
 
 One message per outcome: `decision.completed` (released), `decision.failed` (blocked, or given
-up on), `decision.rejected` (by a reviewer) and `decision.escalated` (its review went up a
-level), each `{"type", "timestamp", "data"}`, its body the compact JSON of it with sorted keys.
+up on), `decision.rejected` (by a reviewer), `decision.escalated` (its review went up a
+level) and `decision.superseded` (the text it rested on changed: it is being reviewed again),
+each `{"type", "timestamp", "data"}`, its body the compact JSON of it with sorted keys.
 Headers:
 
 - `webhook-id`: `msg_<32 hex>`, the same on every retry of a message (receivers deduplicate
@@ -49,8 +50,13 @@ COMPLETED: Final = "decision.completed"
 FAILED: Final = "decision.failed"
 REJECTED: Final = "decision.rejected"
 ESCALATED: Final = "decision.escalated"
+SUPERSEDED: Final = "decision.superseded"
 EventType = Literal[
-    "decision.completed", "decision.failed", "decision.rejected", "decision.escalated"
+    "decision.completed",
+    "decision.failed",
+    "decision.rejected",
+    "decision.escalated",
+    "decision.superseded",
 ]
 Release = Literal["auto", "approved", "overridden"]
 
@@ -222,6 +228,15 @@ def escalated_message(decision: Decision) -> Message:
         reason="the review was not done within the zone's review SLA",
     )
     return _message(ESCALATED, data)
+
+
+def superseded_message(decision: Decision, changes: list[dict[str, Any]]) -> Message:
+    """The text an answer rested on changed (a new version, or a conflict resolved against
+    it): each change with the text cited and the text now, and that the answer is being
+    reviewed again in its zone."""
+    data = _data(decision, decision.state)
+    data.update(answer=decision.answer, changes=changes, rereview=True)
+    return _message(SUPERSEDED, data)
 
 
 # --- sending ---------------------------------------------------------------------------------

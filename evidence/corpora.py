@@ -95,12 +95,62 @@ def grounding_corpus(path: Path) -> list[Example]:
     ]
 
 
+# The reviews export's lines (GET /api/v1/reviews/export/, decisions.api_reviews) say what
+# they are; JNLI's do not.
+REVIEW_LINE = "review.claim"
+REVIEWS_HELD_OUT_EVERY = 5  # one decision in five is measured on, never fitted on
+
+
+def reviews(path: Path) -> list[Example]:
+    """The reviews export: each reviewed claim against the span it was checked on, labelled
+    with the reviewer's verdict. Lines without a span (a claim that cited nothing) teach
+    the verifier nothing and are skipped. A decision's claims stay on one side of the split:
+    held out when its id is a multiple of REVIEWS_HELD_OUT_EVERY."""
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        if record.get("type") != REVIEW_LINE:
+            continue
+        claim, span = str(record.get("claim") or ""), str(record.get("span") or "")
+        if not claim.strip() or not span.strip():
+            continue
+        supported = bool(record["reviewer_supported"])
+        action = str(record.get("action") or "")
+        rows.append(
+            Example(
+                corpus="reviews",
+                group=str(record.get("zone") or ""),
+                tags=(action, "supported" if supported else "unsupported"),
+                evidence=span,
+                claims=(claim,),
+                supported=supported,
+                held_out=int(record.get("decision") or 0) % REVIEWS_HELD_OUT_EVERY == 0,
+            )
+        )
+    return rows
+
+
+def _is_reviews_export(path: Path) -> bool:
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            if line.strip():
+                try:
+                    first = json.loads(line)
+                except ValueError:
+                    return False
+                return isinstance(first, dict) and first.get("type") == REVIEW_LINE
+    return False
+
+
 def read(path: Path) -> list[Example]:
-    """Any corpus by its form: a folder of SummEdits files, a .jsonl of JNLI, or our JSON."""
+    """Any corpus by its form: a folder of SummEdits files, a .jsonl of JNLI or of the
+    reviews export (told apart by their first line), or our JSON."""
     if path.is_dir():
         return [e for p in sorted(path.glob("*.json")) for e in summedits(p)]
     if path.suffix == ".jsonl":
-        return jnli(path)
+        return reviews(path) if _is_reviews_export(path) else jnli(path)
     if path.name == "grounding_corpus.json":
         return grounding_corpus(path)
     return summedits(path)

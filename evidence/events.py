@@ -13,7 +13,7 @@ from trail import ledger
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
 
-    from evidence.models import DocumentVersion
+    from evidence.models import DocumentVersion, KnowledgeConflict, Paragraph
 
 VERSION_STORED = "evidence.version_stored"
 
@@ -45,4 +45,33 @@ def version_stored(
             "paragraphs": len(placed),
             "paragraph_digest": paragraph_digest(placed),
         },
+    )
+
+
+CONFLICT_RESOLVED = "evidence.conflict_resolved"
+
+
+def _side(paragraph: Paragraph) -> dict[str, int]:
+    return {
+        "document": paragraph.version.document_id,
+        "version": paragraph.version.version,
+        "paragraph": paragraph.number,
+    }
+
+
+def conflict_resolved(conflict: KnowledgeConflict, *, actor: AbstractBaseUser | None) -> None:
+    """Which side of a knowledge-base conflict governs, who said so and why: on the chain of
+    the zone whose admins resolve it."""
+    ledger.append(
+        kind=CONFLICT_RESOLVED,
+        chain=ledger.chain_for(conflict.zone),
+        actor=actor,
+        payload={
+            "conflict": conflict.pk,
+            "kind": conflict.kind,
+            "first": _side(conflict.first),
+            "second": _side(conflict.second),
+            "resolution": conflict.resolution,
+        },
+        reason=conflict.resolution_reason,
     )

@@ -8,6 +8,7 @@ from typing import Any
 import pgtrigger
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 from pgvector.django import VectorField
 
 from coordinates.models import Zone
@@ -172,6 +173,101 @@ class ValidationReport(models.Model):
         if self.pk is not None:
             raise ValueError("a validation report is immutable")
         super().save(*args, **kwargs)
+
+
+class KnowledgeConflict(models.Model):
+    """Two paragraphs of the knowledge base that disagree (evidence.conflicts): work for the
+    zone's admins until one of them says which governs. An answer citing either side of an
+    open hard or temporal conflict goes to a person (evidence.validation)."""
+
+    class Kind(models.TextChoices):
+        HARD = "hard", _("Hard: the values disagree")
+        SOFT = "soft", _("Soft: scope or wording differs")
+        TEMPORAL = "temporal", _("Temporal: a later version says otherwise")
+
+    class Resolution(models.TextChoices):
+        FIRST = "first", _("The first paragraph governs")
+        SECOND = "second", _("The second paragraph governs")
+        NEW_VERSION = "new_version", _("A new version resolves it")
+        NO_CONFLICT = "no_conflict", _("Not a conflict")
+
+    zone = models.CharField(max_length=64)  # the zone whose admins resolve it
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    first = models.ForeignKey(Paragraph, on_delete=models.PROTECT, related_name="+")
+    second = models.ForeignKey(Paragraph, on_delete=models.PROTECT, related_name="+")
+    reason = models.TextField()
+    words = models.JSONField(default=list)  # the words that disagree, marked on the page
+    found_by = models.CharField(max_length=16)  # "ingest" or "nightly"
+    created_at = models.DateTimeField(auto_now_add=True)
+    resolution = models.CharField(max_length=16, choices=Resolution.choices, blank=True)
+    resolution_reason = models.TextField(blank=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["first", "second"], name="conflict_pair_once")
+        ]
+        indexes = [models.Index(fields=["zone", "resolved_at"], name="conflict_zone_open")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} conflict {self.pk} in {self.zone}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.resolved_at is None
+
+
+class ZoneCalibration(models.Model):
+    """One fitted recalibration of the claim verifier for a zone (evidence.calibration),
+    versioned like a zone policy (coordinates.ZonePolicyVersion). It judges nothing until a
+    zone admin adopts it; adopting retires the one adopted before. What it was fitted on and
+    how it did on the zone's held-back verdicts stay with it."""
+
+    class Status(models.TextChoices):
+        PROPOSED = "proposed", "Proposed"
+        ADOPTED = "adopted", "Adopted"
+        RETIRED = "retired", "Retired"
+
+    zone = models.ForeignKey(Zone, on_delete=models.PROTECT, related_name="calibrations")
+    version = models.PositiveIntegerField()
+    method = models.CharField(max_length=32)
+    params = models.JSONField()
+    verdicts = models.PositiveIntegerField()  # how many verdicts it was fitted on
+    window_from = models.DateTimeField()  # the first and last verdict it learned from
+    window_until = models.DateTimeField()
+    fitted_by = models.CharField(max_length=150)  # "manage.py calibrate", "weekly job", a user
+    # evidence.calibration.Reliability.as_dict() on the held-back verdicts: the global
+    # probability (before) and this calibration's (after).
+    reliability_before = models.JSONField()
+    reliability_after = models.JSONField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PROPOSED)
+    adopted_at = models.DateTimeField(null=True, blank=True)
+    adopted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    adopt_reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["zone_id", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["zone", "version"], name="calibration_version_unique"),
+            models.CheckConstraint(
+                condition=models.Q(version__gte=1), name="calibration_version_gte_1"
+            ),
+            # At most one calibration judges a zone's answers at a time.
+            models.UniqueConstraint(
+                fields=["zone"],
+                condition=models.Q(status="adopted"),
+                name="calibration_one_adopted",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"calibration {self.zone.coordinate}@{self.version} ({self.status})"
 
 
 # --- database protection ------------------------------------------------------------------

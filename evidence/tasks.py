@@ -9,6 +9,8 @@ from typing import Any
 from celery import Task, shared_task
 from django.dispatch import receiver
 
+from coordinates.models import Zone
+from evidence import knowledge
 from evidence.services import version_embed
 from evidence.signals import version_stored
 from trail.quarantine import quarantine, quarantined
@@ -49,3 +51,36 @@ def embed_version(self: Task, version_id: int) -> int:
 @receiver(version_stored, dispatch_uid="evidence.embed_version")
 def _embed_stored_version(*, version_id: int, **_: Any) -> None:
     embed_version.delay(version_id)
+
+
+@shared_task(**RETRIED)
+def scan_version_conflicts(self: Task, version_id: int) -> int:
+    """A stored version's paragraphs against the knowledge base they join."""
+    return retried_then_quarantined(
+        self,
+        subject=f"version:{version_id}",
+        work=partial(knowledge.conflicts_scan_version, version_id=version_id),
+    )
+
+
+@receiver(version_stored, dispatch_uid="evidence.scan_version_conflicts")
+def _scan_stored_version(*, version_id: int, **_: Any) -> None:
+    scan_version_conflicts.delay(version_id)
+
+
+@shared_task(bind=True, acks_late=True)
+def scan_conflicts_nightly(self: Task) -> int:
+    """Every zone with documents, one at a time: a zone that fails is set aside
+    (`trail.quarantine`) and the others are still scanned."""
+    found = 0
+    for zone in (
+        Zone.objects.filter(documents__isnull=False).distinct().values_list("coordinate", flat=True)
+    ):
+        subject = f"zone:{zone}"
+        if quarantined(run=self.name, subjects=[subject]):
+            continue
+        try:
+            found += knowledge.conflicts_scan_zone(zone=zone)
+        except Exception as error:  # one zone's failure must not stop the others
+            quarantine(run=self.name, subject=subject, error=error)
+    return found

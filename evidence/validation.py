@@ -7,7 +7,7 @@ The submitter's own confidence figures are recorded beside ours and never used.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -16,12 +16,22 @@ import numpy as np
 from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 
+from coordinates.coordinate import Coordinate, CoordinateError
+from coordinates.policy import FIELD_NAMES, PolicyValues
 from coordinates.selectors import EffectivePolicy
-from evidence import scoring, verifier
+from evidence import calibration, scoring, verifier
 from evidence.claims import align
 from evidence.grounding import check_claim, claims_without_numbers_share, classify_claim, cosine
 from evidence.judge import JudgeConfig, JudgeVerdict, judge_claim
-from evidence.models import DocumentVersion, EvidenceBundle, Paragraph, ValidationReport
+from evidence.knowledge import open_conflicts
+from evidence.models import (
+    DocumentVersion,
+    EvidenceBundle,
+    KnowledgeConflict,
+    Paragraph,
+    ValidationReport,
+    ZoneCalibration,
+)
 from evidence.numbers import extract_numbers
 from evidence.services import embedder
 from evidence.text import content_terms
@@ -49,7 +59,10 @@ class Item:
     supported: bool = False
     reasons: list[str] = field(default_factory=list)
     vetoed_by: str | None = None  # "numbers" or "reversal" when the paragraph contradicts
-    probability: float | None = None  # the learned verifier's P(supported), reported only
+    probability: float | None = None  # the learned verifier's global P(supported)
+    # The same through the zone's adopted calibration (None without one): below
+    # CALIBRATED_SUPPORT it vetoes the item ("calibration").
+    calibrated_probability: float | None = None
     aligned: tuple[int, int] | None = None  # the span's best supporting sentence(s): offsets
     # The claim's own words that failed here: a number the span lacks, a reversed word or an
     # actor the span names otherwise; the decision page marks them.
@@ -95,18 +108,80 @@ def resolve_item(item: Item, zone: str, versions: Versions, paragraphs: CitedPar
     item.span = paragraph.text[start or 0 : end or length]
 
 
+# --- the zone's calibration (evidence.calibration) ------------------------------------------
+
+# An item the zone's calibration gives less than this is not supported: the reviewers of the
+# zone reject more claims like it than they accept.
+CALIBRATED_SUPPORT = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class CalibrationInForce:
+    """The adopted calibration that judges a zone's answers: the zone it was adopted for (the
+    decision's own or its nearest ancestor with one), its version and its map."""
+
+    zone: str
+    version: int
+    calibration: calibration.Calibration
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"zone": self.zone, "version": self.version}
+
+
+def in_force(row: ZoneCalibration) -> CalibrationInForce:
+    return CalibrationInForce(
+        zone=row.zone.coordinate,
+        version=row.version,
+        calibration=calibration.Calibration(
+            params=dict(row.params), n=row.verdicts, method=row.method
+        ),
+    )
+
+
+def _lineage(zone: str) -> list[str]:
+    """The zone and its ancestors, galaxy first; none for what is not a coordinate."""
+    try:
+        return [str(c) for c in Coordinate.parse(zone).lineage() if c.depth <= 4]
+    except CoordinateError:
+        return []
+
+
+def adopted_calibrations(zones: Iterable[str]) -> dict[str, CalibrationInForce | None]:
+    """For each zone, the calibration adopted for it or for its nearest ancestor that has one
+    (None: the global probability judges). One query for any number of zones. Read afresh for
+    every bundle or batch, never cached across them, so that a calibration adopted (or
+    retired) a moment ago judges the very next decision."""
+    lineages = {zone: _lineage(zone) for zone in set(zones)}
+    wanted = {coordinate for lineage in lineages.values() for coordinate in lineage}
+    if not wanted:
+        return {}
+    rows = ZoneCalibration.objects.filter(
+        status=ZoneCalibration.Status.ADOPTED, zone__coordinate__in=wanted
+    ).select_related("zone")
+    adopted = {row.zone.coordinate: in_force(row) for row in rows}
+    return {
+        zone: next((adopted[c] for c in reversed(lineage) if c in adopted), None)
+        for zone, lineage in lineages.items()
+    }
+
+
 @dataclass(frozen=True, slots=True)
 class Cited:
     """What some bundles cite, read in one go: every version of the cited documents, and of
-    their paragraphs just the cited numbers."""
+    their paragraphs just the cited numbers; and the calibration in force in each bundle's
+    zone (a zone left out is looked up when its bundle is evaluated)."""
 
     versions: Versions
     paragraphs: CitedParagraphs
+    calibrations: Mapping[str, CalibrationInForce | None] = field(default_factory=dict)
+    # Open knowledge-base conflicts that hold answers back, by cited paragraph id.
+    disputed: Mapping[int, list[KnowledgeConflict]] = field(default_factory=dict)
 
 
 def read_cited(bundles: Sequence[EvidenceBundle]) -> Cited:
     """One read for many bundles: a policy of thousands of paragraphs in many versions costs
     what its few cited ones do, and a batch of bundles what one does."""
+    calibrations = adopted_calibrations(bundle.zone for bundle in bundles)
     citations = [
         cited
         for bundle in bundles
@@ -114,7 +189,7 @@ def read_cited(bundles: Sequence[EvidenceBundle]) -> Cited:
         for cited in claim.get("citations", [])
     ]
     if not citations:
-        return Cited({}, {})
+        return Cited({}, {}, calibrations)
     documents = {int(c["document"]) for c in citations}
     numbers = {int(c["paragraph"]) for c in citations}
     versions = list(
@@ -125,13 +200,14 @@ def read_cited(bundles: Sequence[EvidenceBundle]) -> Cited:
     # The cited spans are embedded afresh, so the stored vectors stay in the database.
     paragraphs = Paragraph.objects.filter(version__in=versions, number__in=numbers)
     cited = {(p.version_id, p.number): p for p in paragraphs.defer("embedding")}
+    disputed = open_conflicts(p.pk for p in cited.values())
     found: Versions = {}
     for row in versions:
         found[(row.document_id, row.version)] = row
         latest = found.get((row.document_id, None))
         if latest is None or row.version > latest.version:
             found[(row.document_id, None)] = row  # no version given: the current one
-    return Cited(found, cited)
+    return Cited(found, cited, calibrations, disputed)
 
 
 def _judge(item: Item, statement: str, similarity: float, now: datetime) -> None:
@@ -171,17 +247,99 @@ def _judge(item: Item, statement: str, similarity: float, now: datetime) -> None
     item.relevance = max(item.coverage, item.similarity) if item.supported else 0.0
 
 
+@dataclass(frozen=True, slots=True)
+class _Related:
+    """What the relation of two items depends on, from a live item or a stored one."""
+
+    claim: int
+    document: int | None  # None: the citation did not resolve
+    span: str
+    supported: bool  # by the paragraph's content, before any zone calibration
+    vetoed: bool  # by the paragraph's content (numbers, reversal), not by a calibration
+    coverage: float
+
+
+def _calibrate(item: Item, calibrated: CalibrationInForce) -> None:
+    """Map the item's global probability through the zone's calibration; a supported item
+    it puts below CALIBRATED_SUPPORT is supported no more, and drops out of sufficiency as
+    every unsupported item does. It never makes an unsupported item supported: the vetoes
+    that are certain (numbers, a fabricated citation) stay certain."""
+    if item.probability is None:
+        return
+    p = calibration.apply(calibrated.calibration, item.probability)
+    item.calibrated_probability = p
+    if item.supported and p < CALIBRATED_SUPPORT:
+        item.supported = False
+        item.vetoed_by = "calibration"
+        item.relevance = 0.0
+        # First: a claim's reasons show the first two of each item's.
+        item.reasons.insert(0, calibration_reason(p, calibrated))
+
+
+def calibration_reason(p: float, calibrated: CalibrationInForce) -> str:
+    """Why the calibration vetoed an item, in the report's plain words."""
+    return (
+        f"reviewers in this zone reject claims like this: calibrated probability {p:.2f} "
+        f"(calibration v{calibrated.version})"
+    )
+
+
+def _sides(contradiction: Mapping[str, Any]) -> tuple[int, frozenset[tuple[Any, Any, Any]]]:
+    """A contradiction's claim and the two paragraphs it names, whichever way round."""
+    return contradiction["claim"], frozenset(
+        (i["document"], i["version"], i["paragraph"]) for i in contradiction["items"]
+    )
+
+
+def _conflict_json(claim: int, conflict: KnowledgeConflict) -> dict[str, Any]:
+    return {
+        "claim": claim,
+        "conflict": conflict.pk,
+        "kind": conflict.kind,
+        "items": [
+            {
+                "document": side.version.document_id,
+                "version": side.version.version,
+                "paragraph": side.number,
+                "span": side.text,
+                "supports_claim": None,
+            }
+            for side in (conflict.first, conflict.second)
+        ],
+        "reason": (
+            f"the knowledge base disagrees with itself here: {conflict.reason} (open "
+            f"{conflict.kind} conflict {conflict.pk}, for the zone's admins to settle)"
+        ),
+    }
+
+
 def _relations(items: list[Item]) -> np.ndarray:
+    return _relation_matrix(
+        [
+            _Related(
+                claim=i.claim,
+                document=i.version.document_id if i.version is not None else None,
+                span=i.span if i.paragraph is not None else "",
+                supported=i.supported,
+                vetoed=bool(i.vetoed_by),
+                coverage=i.coverage,
+            )
+            for i in items
+        ]
+    )
+
+
+def _relation_matrix(items: Sequence[_Related]) -> np.ndarray:
     n = len(items)
     a = np.zeros((n, n))
-    numbers = [{str(q) for q in extract_numbers(i.span)} if i.paragraph else set() for i in items]
-    terms = [set(content_terms(i.span)) if i.paragraph else set() for i in items]
+    numbers = [{str(q) for q in extract_numbers(i.span)} if i.span else set() for i in items]
+    terms = [set(content_terms(i.span)) if i.span else set() for i in items]
     for x in range(n):
         for y in range(x + 1, n):
             one, two = items[x], items[y]
-            if one.version is None or two.version is None:
+            if one.document is None or two.document is None:
                 continue
-            if one.version.document_id == two.version.document_id:
+            if one.document == two.document:
                 value = 1.0  # the same document: directly related
             elif numbers[x] & numbers[y] or (
                 terms[x]
@@ -196,7 +354,7 @@ def _relations(items: list[Item]) -> np.ndarray:
             if (
                 one.claim == two.claim
                 and (one.supported != two.supported)
-                and ((one.vetoed_by or two.vetoed_by) and min(one.coverage, two.coverage) >= 0.5)
+                and ((one.vetoed or two.vetoed) and min(one.coverage, two.coverage) >= 0.5)
             ):
                 value = CONTRADICTION
             a[x, y] = a[y, x] = value
@@ -227,6 +385,11 @@ def _item_json(item: Item, confidence: float, kept: bool, floor: float) -> dict[
             "recency": round(item.recency, 6),
             "authority": round(item.authority, 6),
             "probability": None if item.probability is None else round(item.probability, 6),
+            "calibrated_probability": (
+                None
+                if item.calibrated_probability is None
+                else round(item.calibrated_probability, 6)
+            ),
         },
         "aligned": list(item.aligned) if item.aligned else None,
         "failed_words": item.failed_words,
@@ -335,6 +498,17 @@ def evaluate_bundle(
     # Only factual claims are held to evidence (docs/math.md §9); the rest are reported.
     factual = [k for k, (kind, _) in enumerate(kinds) if kind == "factual"]
     held = [i for i in items if i.claim in factual]
+    # Relations first: whether two paragraphs disagree is a fact about their content, which
+    # a zone's calibration (the reviewers' judgement of claims like this) does not change.
+    relations = _relations(held)
+    calibrated = (
+        cited.calibrations[bundle.zone]
+        if bundle.zone in cited.calibrations
+        else adopted_calibrations([bundle.zone]).get(bundle.zone)
+    )
+    if calibrated is not None:
+        for item in items:
+            _calibrate(item, calibrated)
     signals = []
     for k in factual:
         mine = [i for i in held if i.claim == k]
@@ -349,7 +523,6 @@ def evaluate_bundle(
                 relevance=[i.relevance if u else 0.0 for i, u in zip(mine, usable, strict=True)],
             )
         )
-    relations = _relations(held)
     score = scoring.score_bundle(signals, relations, values)
     mode = score.mode if factual else "full"
 
@@ -409,6 +582,21 @@ def evaluate_bundle(
                 "reason": "cited paragraphs on the same subject disagree about this claim",
             }
         )
+    # A paragraph the knowledge base disputes (an open hard or temporal conflict, found on
+    # ingest or nightly: evidence.knowledge) carries no answer past a person until the zone's
+    # admins say which side governs.
+    surfaced = {_sides(c) for c in contradictions}
+    for claim, conflict in dict.fromkeys(
+        (item.claim, conflict)
+        for item in held
+        if item.paragraph is not None
+        for conflict in cited.disputed.get(item.paragraph.pk, ())
+    ):
+        found = _conflict_json(claim, conflict)
+        if _sides(found) in surfaced:
+            continue  # the answer cites both sides: its own contradiction above says it
+        claim_json[claim]["contradicted"] = True
+        contradictions.append(found)
     # An answer that asserts no fact needs no evidence, but a person should still see it
     # now and then: it passes, flagged for the periodic review. The what-if replays stored
     # reports through the same function.
@@ -427,8 +615,10 @@ def evaluate_bundle(
         "score": score.to_dict(),
         "numberless_claim_share": claims_without_numbers_share([c["text"] for c in claims]),
         "embedder": model.name,
-        # The claim verifier whose probabilities the items carry (evidence.verifier).
+        # The claim verifier whose probabilities the items carry (evidence.verifier), and the
+        # zone calibration their calibrated probabilities came from (None: none adopted).
         "verifier": verifier.model().version,
+        "calibration": calibrated.as_dict() if calibrated is not None else None,
         "validated_at": now.isoformat(),
     }
     return ValidationReport(
@@ -442,4 +632,73 @@ def evaluate_bundle(
         gate=gate,
         body=body,
         content_hash=hashlib.sha256(canonical_json(body)).hexdigest(),
+    )
+
+
+# --- what-if: a stored report under another calibration ----------------------------------
+
+
+def _stored_policy(policy: Mapping[str, Any]) -> PolicyValues:
+    """The effective values a report recorded (`ValidationReport.policy`); a field that an
+    older report lacks takes its default."""
+    return PolicyValues(**{name: policy[name] for name in FIELD_NAMES if name in policy})
+
+
+def regrade_stored(
+    body: Mapping[str, Any],
+    policy: Mapping[str, Any],
+    calibrated: calibration.Calibration | None,
+) -> str:
+    """The gate a stored report (`body`, `policy`) gets when its items' global probabilities
+    go through `calibrated` (None: the global model alone): its stored signals re-scored with
+    evidence.scoring and graded by the registered grader, as `evaluate_bundle` does. Nothing
+    is re-read or re-grounded: spans, signals and verdicts are as stored, so the only change
+    is the calibration's (the zone admin's what-if before adopting one)."""
+    values = _stored_policy(policy)
+    claims = list(body.get("claims", []))
+    factual = [claim for claim in claims if claim.get("kind") == "factual"]
+    related: list[_Related] = []
+    signals = []
+    for k, claim in enumerate(factual):
+        columns: dict[str, list[float]] = {
+            name: [] for name in ("similarity", "coverage", "recency", "authority", "relevance")
+        }
+        for stored in claim.get("evidence", []):
+            found = stored.get("signals", {})
+            # Supported by its content: what the global model said before any calibration.
+            content = bool(stored.get("supported")) or stored.get("vetoed_by") == "calibration"
+            supported = content
+            probability = found.get("probability")
+            if supported and calibrated is not None and probability is not None:
+                supported = calibration.apply(calibrated, probability) >= CALIBRATED_SUPPORT
+            usable = supported and not stored.get("fabricated")
+            coverage = float(found.get("coverage", 0.0))
+            similarity = float(found.get("similarity", 0.0))
+            columns["similarity"].append(similarity if usable else 0.0)
+            columns["coverage"].append(coverage if usable else 0.0)
+            columns["recency"].append(float(found.get("recency", 0.0)) if usable else 0.0)
+            columns["authority"].append(float(found.get("authority", 0.0)) if usable else 0.0)
+            # As `_judge` sets it: the larger of coverage and similarity for a supported item.
+            columns["relevance"].append(max(coverage, similarity) if usable else 0.0)
+            related.append(
+                _Related(
+                    claim=k,
+                    document=None if stored.get("fabricated") else stored.get("document"),
+                    span=str(stored.get("span") or ""),
+                    supported=content,
+                    vetoed=stored.get("vetoed_by") not in (None, "calibration"),
+                    coverage=coverage,
+                )
+            )
+        signals.append(scoring.ClaimSignals(**columns))
+    relations = _relation_matrix(related)
+    score = scoring.score_bundle(signals, relations, values)
+    return _the_grader()(
+        score.gated_sufficiency,
+        np.asarray(score.kept_confidence),
+        values.tau,
+        values.floor,
+        values.refusal_floor,
+        has_contradictions=bool(np.any(relations < 0)),
+        has_factual_claims=bool(factual),
     )

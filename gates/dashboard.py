@@ -11,6 +11,7 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -130,6 +131,9 @@ FIGURE_ROWS = (
     ("refusal_rate", "Refusal rate", "share"),
     ("requery_rate", "Requery rate", "share"),
     ("trust", "Trust (trajectory)", "score"),
+    ("periodic_reviews_open", gettext_lazy("Periodic reviews open"), "count"),
+    ("periodic_reviews_closed", gettext_lazy("Periodic reviews closed"), "count"),
+    ("periodic_reviews_wrong", gettext_lazy("Periodic reviews: wrong"), "count"),
 )
 
 

@@ -10,7 +10,13 @@ from django.utils.translation import gettext_lazy as _
 from coordinates import policy as zone_policy
 from coordinates.models import Role
 
-_INT_FIELDS = {"required_evidence", "hops", "approvals_required"}
+_INT_FIELDS = {"required_evidence", "hops", "approvals_required", "rereview_days"}
+# What a field means, where its name alone does not say (shown as the input's title).
+_HINTS = {
+    "periodic_review_rate": _(
+        "Share of flagged answers sampled for periodic review, from 0 (none) to 1 (all)."
+    ),
+}
 
 
 class PolicyForm(forms.Form):
@@ -26,6 +32,8 @@ class PolicyForm(forms.Form):
         for name in zone_policy.FIELD_NAMES:
             placeholder = inherited.get(name, getattr(zone_policy.SYSTEM_DEFAULT, name))
             widget_attrs = {"placeholder": str(placeholder), "step": "any"}
+            if name in _HINTS:
+                widget_attrs["title"] = str(_HINTS[name])
             if name in _INT_FIELDS:
                 field: forms.Field = forms.IntegerField(
                     required=False, widget=forms.NumberInput(attrs=widget_attrs)

@@ -38,13 +38,18 @@ per UTC day (the day a decision was proposed). A rate whose denominator is empty
   `ask` refused it; the rates are shares of the queries with one of those outcomes (the
   three sum to 1). Its series is cumulative, the trust from `since` to each day's end: the
   trajectory, whose last point is the number.
+- `periodic_reviews_open`, `periodic_reviews_closed`, `periodic_reviews_wrong`: the window's
+  flagged decisions sampled for periodic review (`decisions.periodic`) whose item is still
+  open, closed with any verdict, and closed with the verdict "wrong" (an answer that had gone
+  out and should not have): counted up to now, like every outcome.
 
 Speed: a day whose counts can no longer change (none of its decisions open, the requery hour
 after it over) is counted once and kept (`gates.models.KpiDay`); a read counts only the
-other days (today, days with a decision still waiting), and the overrides, from the
-decisions (by their time: the `decision_created_at` index) and the trail (its (decision,
-kind, time) index for the required and blocked ones, its (actor, time) index for one probe
-per refusal). bench/bench_kpis.py times a zone of 100,000 decisions.
+other days (today, days with a decision still waiting), and the overrides and periodic
+reviews (which may change on any later day), from the decisions (by their time: the
+`decision_created_at` index) and the trail (its (decision, kind, time) index for the
+required and blocked ones, its (actor, time) index for one probe per refusal).
+bench/bench_kpis.py times a zone of 100,000 decisions.
 """
 
 from __future__ import annotations
@@ -74,7 +79,7 @@ from coordinates.coordinate import Coordinate
 from coordinates.models import Role
 from coordinates.selectors import beneath, has_role
 from decisions.events import Kind
-from decisions.models import Decision, Gate, State
+from decisions.models import Decision, Gate, PeriodicReview, State
 from evidence import scoring
 from gates.models import KpiDay
 from maria.errors import ApplicationError
@@ -177,11 +182,15 @@ def mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-# The counts a day is made of (overrides aside: `_overrides` counts them at every read).
+# The counts a day is made of (overrides and periodic reviews aside: `_overrides` and
+# `_periodic_reviews` count them at every read, so a settled day's KpiDay never holds them).
 _COUNTS = (
     "asks_refused", "reviewed", "first_pass", "re_reviewed", "rejected", "approved_by_person",
     "sla_breaches", "escalations", "refusals", "requeried",
 )  # fmt: skip
+
+
+_LIVE_COUNTS = ("overrides", "periodic_open", "periodic_closed", "periodic_wrong")
 
 
 @dataclass(slots=True)
@@ -201,6 +210,9 @@ class _Day:
     overrides: int = 0
     refusals: int = 0
     requeried: int = 0
+    periodic_open: int = 0
+    periodic_closed: int = 0
+    periodic_wrong: int = 0
 
     @property
     def total(self) -> int:
@@ -233,7 +245,7 @@ class _Day:
     def add(self, other: _Day) -> None:
         for gate, n in other.gates.items():
             self.gates[gate] += n
-        for name in (*_COUNTS, "overrides"):
+        for name in (*_COUNTS, *_LIVE_COUNTS):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.review_seconds.extend(other.review_seconds)
 
@@ -275,13 +287,17 @@ def _figures(day: _Day) -> dict[str, Any]:
         "overrides": day.overrides,
         "refusal_rate": ratio(day.refusals, queries),
         "requery_rate": ratio(day.requeried, day.refusals),
+        "periodic_reviews_open": day.periodic_open,
+        "periodic_reviews_closed": day.periodic_closed,
+        "periodic_reviews_wrong": day.periodic_wrong,
     }
 
 
 FIGURES = (
     "decisions", "auto_ratio", "human_ratio", "first_pass_approval_rate", "re_review_rate",
     "mean_review_seconds", "p90_review_seconds", "sla_breaches", "escalations", "overrides",
-    "refusal_rate", "requery_rate", "trust",
+    "refusal_rate", "requery_rate", "trust", "periodic_reviews_open", "periodic_reviews_closed",
+    "periodic_reviews_wrong",
 )  # fmt: skip
 
 
@@ -527,6 +543,30 @@ def _overrides(coordinate: Coordinate, window: Window, days: dict[date, _Day]) -
         days[day].overrides += released[pk]
 
 
+def _periodic_reviews(coordinate: Coordinate, window: Window, days: dict[date, _Day]) -> None:
+    """The periodic reviews of the window's decisions, by the day each was proposed and by
+    verdict (null: open): an item may close on any later day, so counted at every read, in
+    one grouped query over the items of the zone (its index) joined to their decisions."""
+    rows = (
+        PeriodicReview.objects.filter(
+            beneath(coordinate),
+            decision__created_at__gte=window.since,
+            decision__created_at__lt=window.until,
+        )
+        .annotate(day=TruncDate("decision__created_at", tzinfo=UTC))
+        .values_list("day", "verdict")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    for day, verdict, n in rows:
+        counts = days[day]
+        if verdict is None:
+            counts.periodic_open += n
+        else:
+            counts.periodic_closed += n
+            counts.periodic_wrong += n if verdict == PeriodicReview.Verdict.WRONG else 0
+
+
 def _day_window(day: date) -> Window:
     start = datetime.combine(day, time(), tzinfo=UTC)
     return Window(start, start + timedelta(days=1))
@@ -574,7 +614,8 @@ def zone_kpis(
 
     Settled days come from `KpiDay` once a read has counted them; the others (today, days
     with a decision still open, the window's partial first and last day) are counted from
-    the decisions and the trail at every read, and overrides always are."""
+    the decisions and the trail at every read, and overrides and periodic reviews always
+    are."""
     now = now or timezone.now()
     zone = str(coordinate)
     settled = _settled(coordinate, window, now)
@@ -593,4 +634,5 @@ def zone_kpis(
         ignore_conflicts=True,  # another read settled it first: the same counts
     )
     _overrides(coordinate, window, days)
+    _periodic_reviews(coordinate, window, days)
     return kpis_shape(zone, window, days)

@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy
 
 from coordinates.models import Zone
 from coordinates.selectors import EffectivePolicy
@@ -47,6 +47,9 @@ class QueueRow:
     claimed_by_me: bool
     escalated_to: str
     url: str
+    escalated_to_me: bool = False  # addressed to the viewer: sorted first, marked
+    escalation: str = ""  # why it went up ("escalated from G1.U1.P1.Z1: overdue since ...")
+    assigned_to: str = ""  # the reviewer it is assigned to, if any
 
     @property
     def below_tau(self) -> bool:
@@ -61,7 +64,8 @@ def gate_reason(gate: str, mode: str, sufficiency: float | None, tau: float | No
     """Why a person must look: the number that fell short, or the evidence that disagrees."""
     if gate == "required" and sufficiency is not None and tau is not None:
         if sufficiency < tau:
-            return f"sufficiency {sufficiency:.2f} < τ {tau:.2f} ({mode or 'n/a'})"
+            # (no answer mode here: for a decision a person must make it says nothing)
+            return gettext("sufficiency %(s).2f < τ %(tau).2f") % {"s": sufficiency, "tau": tau}
         return "cited evidence contradicts itself"
     return gate or "-"
 
@@ -104,9 +108,42 @@ def queue_rows(
                 claimed_by_me=bool(held_now and v["claimed_by_id"] == viewer_id),
                 escalated_to=v["escalated_to"],
                 url=f"{base}{v['pk']}/",
+                escalated_to_me=bool(v.get("to_me")),
+                escalation=escalation_text(v["zone"], v.get("escalation")),
+                assigned_to=v.get("assigned_to__username") or "",
             )
         )
     return result
+
+
+def escalation_text(zone: str, note: Any) -> str:
+    """Why an escalated decision went up, in a line (`selectors.Escalation`); "" for none."""
+    if note is None:
+        return ""
+    if note.why == "graph":
+        text = gettext("escalated from %(zone)s: graph: cohesion %(cohesion)s < τc/2 %(half)s") % {
+            "zone": zone,
+            "cohesion": _num(note.cohesion),
+            "half": _num(note.cohesion_tau / 2 if note.cohesion_tau is not None else None),
+        }
+    else:
+        since = timezone.localtime(note.since).strftime("%Y-%m-%d %H:%M") if note.since else "?"
+        text = gettext("escalated from %(zone)s: overdue since %(since)s") % {
+            "zone": zone,
+            "since": since,
+        }
+    if note.topped:
+        text += " · " + top_text(note.topped)
+    return text
+
+
+def top_text(top: str) -> str:
+    """What an item that reached the top of the tree says about where it stays."""
+    return gettext("at the top of the tree: it stays with %(top)s's authority") % {"top": top}
+
+
+def _num(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
 
 
 # --- risk hotspots awaiting the user's review ----------------------------------------------
@@ -213,6 +250,7 @@ def marked(text: str, words: Sequence[str]) -> list[tuple[str, bool]]:
 VETO_LABELS: dict[str, StrOrPromise] = {
     "numbers": gettext_lazy("vetoed: a number differs from the cited paragraph"),
     "reversal": gettext_lazy("vetoed: the cited paragraph says the opposite"),
+    "calibration": gettext_lazy("vetoed: this zone's reviewers reject claims like this"),
 }
 
 
@@ -342,3 +380,70 @@ def gate_rows(result: WhatIf) -> list[tuple[Gate, int, int, int]]:
         (g, result.old.get(g, 0), result.new.get(g, 0), result.new.get(g, 0) - result.old.get(g, 0))
         for g in GATES
     ]
+
+
+# --- why this answer is here, in one sentence ------------------------------------------------
+
+
+def _weakest(claims: Sequence[Mapping[str, Any]]) -> tuple[int, float] | None:
+    scored = [
+        (k, float(c["sufficiency"]))
+        for k, c in enumerate(claims)
+        if c.get("kind", "factual") == "factual" and c.get("sufficiency") is not None
+    ]
+    return min(scored, key=lambda pair: pair[1]) if scored else None
+
+
+def explanation(gate: str, body: Mapping[str, Any], policy: Mapping[str, Any]) -> str:
+    """One plain sentence on why the answer got its gate, with each number beside its
+    threshold: what a reviewer reads first. `body` and `policy` are the report's."""
+    claims = list(body.get("claims", []))
+    tau, floor = policy.get("tau"), policy.get("refusal_floor")
+    required = int(policy.get("required_evidence") or 0)
+    kept = sum(1 for c in claims for item in c.get("evidence", []) if item.get("kept"))
+    weakest = _weakest(claims)
+    unsupported = [k + 1 for k, c in enumerate(claims) if not c.get("supported")]
+    parts: list[str] = []
+    if body.get("contradictions"):
+        conflicts = [c for c in body["contradictions"] if c.get("conflict")]
+        parts.append(
+            gettext("the knowledge base disagrees with itself on what this answer cites")
+            if conflicts
+            else gettext("the paragraphs it cites disagree with each other")
+        )
+    if unsupported:
+        parts.append(
+            gettext("claim %(claims)s has no supporting evidence")
+            % {"claims": ", ".join(str(k) for k in unsupported)}
+            if len(unsupported) == 1
+            else gettext("claims %(claims)s have no supporting evidence")
+            % {"claims": ", ".join(str(k) for k in unsupported)}
+        )
+    if gate in ("required", "blocked") and required and kept < required:
+        parts.append(
+            gettext("%(kept)s of the %(required)s sources the zone requires")
+            % {"kept": kept, "required": required}
+        )
+    if weakest is not None and tau is not None:
+        number, score = weakest
+        parts.append(
+            gettext("the weakest claim (%(claim)s) scores %(score).2f against τ %(tau).2f")
+            % {"claim": number + 1, "score": score, "tau": float(tau)}
+        )
+    lead = {
+        "auto": gettext("Released without review"),
+        "flagged": gettext("Released, flagged for the periodic review"),
+        "required": gettext("A person must decide"),
+        "blocked": gettext("Blocked"),
+    }.get(gate, gettext("Not graded yet"))
+    if gate == "blocked" and floor is not None and weakest is not None:
+        parts.append(gettext("below the refusal floor %(floor).2f") % {"floor": float(floor)})
+    if not claims or all(c.get("kind", "factual") != "factual" for c in claims):
+        parts = [gettext("the answer states no fact to check")]
+    if not parts:
+        return gettext("%(lead)s.") % {"lead": lead}
+    # The separators are words too: Japanese joins with 、 and ends with 。
+    return gettext("%(lead)s: %(reasons)s.") % {
+        "lead": lead,
+        "reasons": gettext("; ").join(parts),
+    }

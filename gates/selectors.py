@@ -6,14 +6,15 @@ user's roles cover; a decision outside them is a 404. `gates.presenters` shapes 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import F, Q, QuerySet
+from django.db.models import Case, F, Q, QuerySet, When
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from coordinates import policy as zone_policy
 from coordinates.coordinate import Coordinate, CoordinateError, parse
@@ -27,6 +28,7 @@ from coordinates.selectors import (
     role_scopes,
     within,
 )
+from decisions.events import Kind
 from decisions.models import Decision, State
 from evidence.models import Paragraph, ValidationReport
 from gates.grading import StoredScore, WhatIf
@@ -67,7 +69,7 @@ def decision_for(user: AnyUser, pk: int, roles: Iterable[str]) -> Decision:
 # --- the reviewer queue --------------------------------------------------------------------
 
 
-QUEUE_STATES = ("", "unclaimed", "claimed", "mine", "escalated")
+QUEUE_STATES = ("", "unclaimed", "claimed", "mine", "assigned", "escalated", "to_me")
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,11 +117,54 @@ def _waiting(user: AnyUser, filters: QueueFilters) -> QuerySet[Decision]:
         rows = rows.filter(held)
     elif filters.state == "mine":
         rows = rows.filter(held, claimed_by_id=user.pk)
+    elif filters.state == "assigned":
+        rows = rows.filter(assigned_to_id=user.pk)
     elif filters.state == "escalated":
         rows = rows.exclude(escalated_to="")
+    elif filters.state == "to_me":
+        rows = rows.filter(escalated_to_me(user))
     if filters.q:
         rows = rows.filter(Q(question__icontains=filters.q) | Q(answer__icontains=filters.q))
     return rows
+
+
+def escalated_to_me(user: AnyUser) -> Q:
+    """Decisions escalated to an authority the user holds: a reviewer or zone-admin role on
+    the level they went up to or above it (a role covers everything beneath its scope). The
+    zone's own reviewers see the item too, but it is not addressed to them."""
+    return within(scopes_of(user, REVIEW_ROLES), "escalated_to") & ~Q(escalated_to="")
+
+
+def next_waiting(user: AnyUser, after: int) -> int | None:
+    """The decision a reviewer takes up next once done with `after`: the queue's first one
+    (assigned to them, then escalated to them, then soonest due) that nobody else holds and
+    that they did not propose; None when nothing is left."""
+    now = timezone.now()
+    rows = (
+        _waiting(user, QueueFilters())
+        .exclude(pk=after)
+        .exclude(proposed_by_id=user.pk)
+        .exclude(Decision.held_at(now) & ~Q(claimed_by_id=user.pk))
+        .annotate(
+            to_me=Case(When(escalated_to_me(user), then=1), default=0),
+            assigned=Case(When(assigned_to_id=user.pk, then=1), default=0),
+        )
+        .order_by("-assigned", "-to_me", "due_at", "pk")
+    )
+    return rows.values_list("pk", flat=True).first()
+
+
+def assignable(decision: Decision) -> list[str]:
+    """Who a decision may be assigned to: the reviewers and zone admins of its zone or above,
+    but not whoever proposed it."""
+    zone = Coordinate.parse(decision.zone)
+    rows = RoleAssignment.objects.filter(role__in=REVIEW_ROLES).select_related("user")
+    names = {
+        r.user.get_username()
+        for r in rows
+        if Coordinate.parse(r.scope).covers(zone) and r.user_id != decision.proposed_by_id
+    }
+    return sorted(names)
 
 
 def queue_total(user: AnyUser, filters: QueueFilters) -> int:
@@ -128,12 +173,14 @@ def queue_total(user: AnyUser, filters: QueueFilters) -> int:
 
 def queue_values(
     user: AnyUser, filters: QueueFilters, *, limit: int | None = None
-) -> list[Mapping[str, Any]]:
-    """Decisions waiting for a person in the user's zones, soonest due first: one dict of
-    the columns a queue row shows per decision (`presenters.queue_rows` makes the rows)."""
-    return list(
+) -> list[dict[str, Any]]:
+    """Decisions waiting for a person in the user's zones, those escalated to the user first,
+    then soonest due first: one dict of the columns a queue row shows per decision
+    (`presenters.queue_rows` makes the rows), an escalated one's with its `escalation`."""
+    values: list[dict[str, Any]] = list(
         _waiting(user, filters)
-        .order_by("due_at", "pk")
+        .annotate(to_me=Case(When(escalated_to_me(user), then=1), default=0))
+        .order_by("-to_me", "due_at", "pk")
         .values(
             "pk",
             "zone",
@@ -148,8 +195,72 @@ def queue_values(
             "claimed_by__username",
             "claimed_until",
             "report__policy",
+            "to_me",
+            "assigned_to__username",
         )[: limit or QUEUE_LIMIT]
     )
+    notes = escalations([v["pk"] for v in values if v["escalated_to"]])
+    for v in values:
+        v["escalation"] = notes.get(v["pk"])
+    return values
+
+
+# --- escalations ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Escalation:
+    """Why a decision went up and where it stands, from its trail: `why` is "overdue" (its
+    review SLA ran out at `since`) or "graph" (its evidence's cohesion fell below half its
+    tau); `topped` names the top level it stays with once it went up to it (nothing is
+    above the galaxy)."""
+
+    why: str
+    since: datetime | None
+    cohesion: float | None
+    cohesion_tau: float | None
+    topped: str | None
+
+
+def _top(level: str) -> str | None:
+    """`level` if it is the top of the tree (a galaxy)."""
+    try:
+        return level if parse(level).parent is None else None
+    except CoordinateError:
+        return None
+
+
+def escalations(decision_ids: Iterable[int]) -> dict[int, Escalation]:
+    """The first escalation of each decision (and whether it reached the top): one query."""
+    ids = list(decision_ids)
+    if not ids:
+        return {}
+    rows = TrailEvent.objects.filter(
+        decision_id__in=ids, kind__in=[Kind.DECISION_ESCALATED, Kind.DECISION_ESCALATION_TOPPED]
+    ).order_by("pk")
+    first: dict[int, tuple[dict[str, Any], datetime]] = {}
+    topped: dict[int, str] = {}
+    last_to: dict[int, str] = {}
+    for event in rows.only("decision_id", "kind", "canonical", "created_at"):
+        # The payload is in the hashed bytes (TrailEvent.payload), not a column.
+        decision_id, payload, at = int(event.decision_id or 0), event.payload, event.created_at
+        if event.kind == Kind.DECISION_ESCALATION_TOPPED:
+            topped[decision_id] = str(payload.get("at", ""))
+        else:
+            first.setdefault(decision_id, (payload, at))
+            last_to[decision_id] = str(payload.get("to", ""))
+    notes = {}
+    for decision_id, (payload, at) in first.items():
+        since = parse_datetime(str(payload["was_due"])) if payload.get("was_due") else None
+        notes[decision_id] = Escalation(
+            why="graph" if payload.get("why") == "graph" else "overdue",
+            # Escalated before the payload named the due date: the run that moved it up.
+            since=since or at,
+            cohesion=payload.get("cohesion"),
+            cohesion_tau=payload.get("cohesion_tau"),
+            topped=topped.get(decision_id) or _top(last_to.get(decision_id, "")),
+        )
+    return notes
 
 
 def queue_zones(user: AnyUser) -> list[str]:

@@ -8,6 +8,7 @@ for a role the user lacks a 403.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from functools import wraps
 from typing import Any
@@ -29,8 +30,9 @@ from coordinates.models import RoleAssignment
 from coordinates.selectors import effective_policy, policy_history
 from coordinates.services import policy_update, role_grant, role_revoke
 from decisions import services
-from decisions.models import Decision, Gate, State
-from gates import presenters, selectors
+from decisions.models import ClaimVerdict, Decision, Gate, State
+from decisions.representation import override_progress
+from gates import advice_views, conflicts, presenters, selectors
 from gates import services as gate_services
 from gates.forms import GrantForm, PolicyForm
 from gates.models import SavedFilter
@@ -99,13 +101,43 @@ def queue(request: HttpRequest) -> HttpResponse:
             ("unclaimed", _("unclaimed")),
             ("claimed", _("claimed")),
             ("mine", _("claimed by me")),
+            ("assigned", _("assigned to me")),
             ("escalated", _("escalated")),
+            ("to_me", _("escalated to me")),
         ],
         saved=SavedFilter.objects.filter(user__pk=int(request.user.pk or 0)),
         risk_flags=_risk_flags(request.user),
         note_limit=NOTE_LIMIT,
     )
     return render(request, "queue/queue.html", context)
+
+
+@require_POST
+@role_required(selectors.REVIEW_ROLES)
+def queue_bulk(request: HttpRequest) -> HttpResponse:
+    """Release or assign the decisions ticked in the queue; says how many and why not."""
+    ids = [int(v) for v in request.POST.getlist("decisions") if v.isdigit()][:200]
+    action = request.POST.get("action", "")
+    try:
+        outcome = services.decisions_bulk(
+            decision_ids=ids,
+            user=request.user,  # type: ignore[arg-type]  # role_required
+            action=action,
+            assignee=_assignee(request.POST.get("assignee", "")),
+        )
+    except ApplicationError as error:
+        messages.error(request, error.message)
+        return redirect("queue")
+    done = [pk for pk, said in outcome.items() if said == "ok"]
+    if done:
+        messages.success(
+            request,
+            _("%(n)s decisions: done.") % {"n": len(done)},
+        )
+    for pk, said in outcome.items():
+        if said != "ok":
+            messages.error(request, f"#{pk}: {said}")
+    return redirect("queue")
 
 
 @require_POST
@@ -165,16 +197,37 @@ def filter_delete(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("queue")
 
 
+def _claims_with_verdicts(decision: Decision) -> list[dict[str, Any]]:
+    """The claims as the page shows them, each with its place (`index`, what the verdict
+    toggles send), whether the engine held it supported (the toggle's prefill) and the
+    reviewers' recorded verdicts on it (`reviews`), oldest first."""
+    claims = presenters.decision_claims(decision, selectors.cited_paragraphs(decision))
+    reviews: dict[int, list[ClaimVerdict]] = {}
+    for verdict in decision.claim_verdicts.select_related("reviewer").order_by("pk"):
+        reviews.setdefault(verdict.claim, []).append(verdict)
+    for index, claim in enumerate(claims):
+        claim["index"] = index
+        claim["engine_supported"] = claim.get("verdict") == "supported"
+        claim["reviews"] = reviews.get(index, [])
+    return claims
+
+
 def decision_context(decision: Decision) -> dict[str, Any]:
     report = decision.report
     return {
         "decision": decision,
-        "claims": presenters.decision_claims(decision, selectors.cited_paragraphs(decision)),
+        "claims": _claims_with_verdicts(decision),
         "contradictions": (report.body.get("contradictions", []) if report is not None else []),
         "bars": presenters.score_bars(decision),
         "policy": report.policy if report is not None else {},
         "events": selectors.decision_events(decision),
         "approvals": decision.approvals.select_related("reviewer").order_by("pk"),
+        # One plain sentence on why the answer is here, each number beside its threshold.
+        "why": presenters.explanation(
+            decision.gate, report.body if report else {}, report.policy if report else {}
+        ),
+        "comments": decision.comments.select_related("author"),
+        "comment_limit": services.COMMENT_LIMIT,
     }
 
 
@@ -191,8 +244,24 @@ def decision_page(request: HttpRequest, pk: int) -> HttpResponse:
         approved_by_me=any(a.reviewer_id == request.user.pk for a in context["approvals"]),
         approvals_needed=_approvals_needed(decision),
         reason_limit=services.REASON_LIMIT,
+        assignable=selectors.assignable(decision),
+        assigned=decision.assigned_to.get_username() if decision.assigned_to else "",
+        **_escalation_context(decision, request.user),
     )
     return render(request, "decision/decision.html", context)
+
+
+def _escalation_context(decision: Decision, user: Any) -> dict[str, Any]:
+    """Why the decision went up and whether the viewer is its authority; a blocked one's
+    override so far and whether the viewer may add theirs."""
+    note = selectors.escalations([decision.pk]).get(decision.pk) if decision.escalated_to else None
+    return {
+        "escalation": presenters.escalation_text(decision.zone, note),
+        "escalation_topped": presenters.top_text(note.topped) if note and note.topped else "",
+        "may_send_back": services.may_send_back(decision, user),
+        "override": override_progress(decision),
+        "may_override": services.may_override(decision, user),
+    }
 
 
 def _approvals_needed(decision: Decision) -> int:
@@ -204,6 +273,10 @@ ACTIONS: dict[str, Callable[..., Decision]] = {
     "release": services.decision_release,
     "approve": services.decision_approve,
     "reject": services.decision_reject,
+    "send-back": services.decision_send_back,
+    "override": services.decision_override,
+    "comment": services.decision_comment,
+    "assign": services.decision_assign,
 }
 
 
@@ -223,6 +296,21 @@ def _who_acted_first(decision_id: int, error: ApplicationError, request_user: st
     }
 
 
+def _verdicts_from_form(text: str) -> Any:
+    """The page's verdicts per claim: its script writes every claim's toggle and note into
+    the form's `claims` field as the API's JSON list, which the service checks as it checks
+    the API's. Empty (no script ran): none."""
+    if not text.strip():
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise ApplicationError(
+            _("The verdicts per claim could not be read; reload the page and try again."),
+            field="claims",
+        ) from None
+
+
 @require_POST
 @role_required(selectors.REVIEW_ROLES)
 def decision_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
@@ -231,10 +319,17 @@ def decision_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     # The page shows nothing of a decision outside the user's zones; neither does an action.
     selectors.decision_for(request.user, pk, selectors.REVIEW_ROLES)
     kwargs: dict[str, Any] = {"decision_id": pk, "user": request.user}
-    if action in ("approve", "reject"):
-        kwargs["reason"] = request.POST.get("reason", "")
     try:
-        decision = ACTIONS[action](**kwargs)
+        if action in ("approve", "reject"):
+            kwargs["reason"] = request.POST.get("reason", "")
+            kwargs["claims"] = _verdicts_from_form(request.POST.get("claims", ""))
+        elif action in ("send-back", "override"):
+            kwargs["reason"] = request.POST.get("reason", "")
+        elif action == "comment":
+            kwargs["text"] = request.POST.get("text", "")
+        elif action == "assign":
+            kwargs["assignee"] = _assignee(request.POST.get("assignee", ""))
+        done_with = ACTIONS[action](**kwargs)
     except NotFound:
         raise  # Django's 404 page
     except Conflict as error:
@@ -243,12 +338,32 @@ def decision_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     except ApplicationError as error:
         messages.error(request, error.message)
         return redirect("decision-page", pk=pk)
+    if action in ("comment", "assign"):
+        messages.success(
+            request,
+            _("Your comment is on the trail.") if action == "comment" else _("Assignment saved."),
+        )
+        return redirect("decision-page", pk=pk)
+    decision = done_with
     done = {
         "claim": _("You hold decision %(id)s."),
         "release": _("Decision %(id)s is back in the queue."),
         "approve": _("Decision %(id)s approved."),
         "reject": _("Decision %(id)s rejected."),
+        "send-back": _("Decision %(id)s sent back to its agent for more evidence."),
+        "override": _("Decision %(id)s released over its block by two people."),
     }
+    if action == "override" and decision.state == State.FAILED:
+        # The first of two people: the request is recorded, the answer stays blocked.
+        messages.success(
+            request,
+            _(
+                "Your override request for decision %(id)s is recorded (1 of 2); a second "
+                "person with the override permission must complete it."
+            )
+            % {"id": pk},
+        )
+        return redirect("decision-page", pk=pk)
     if action == "approve" and decision.state == State.APPROVAL_REQUIRED:
         # One of several required approvals: recorded, but the decision still waits.
         given = decision.approvals.count()
@@ -262,9 +377,28 @@ def decision_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
         )
         return redirect("queue")
     messages.success(request, done[action] % {"id": pk})
-    if action in ("approve", "reject"):
-        return redirect("queue")
+    if action in ("approve", "reject", "send-back"):
+        return _next_item(request, pk)
     return redirect("decision-page", pk=pk)
+
+
+def _next_item(request: HttpRequest, done: int) -> HttpResponse:
+    """After a verdict, the next decision waiting for this reviewer, or the queue when none."""
+    following = selectors.next_waiting(request.user, done)
+    if following is None:
+        messages.info(request, _("Nothing else is waiting for you."))
+        return redirect("queue")
+    return redirect("decision-page", pk=following)
+
+
+def _assignee(username: str) -> Any:
+    """The user a decision is to be assigned to; none for an empty choice (unassign)."""
+    if not username.strip():
+        return None
+    user = get_user_model().objects.filter(username=username.strip()).first()
+    if user is None:
+        raise ApplicationError(_("No such reviewer."), field="assignee")
+    return user
 
 
 # --- zone admin ----------------------------------------------------------------------------
@@ -282,10 +416,14 @@ def zone_tree(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _zone_context(zone: Any, form: PolicyForm, grant: GrantForm) -> dict[str, Any]:
+def _zone_context(
+    zone: Any, form: PolicyForm, grant: GrantForm, advice_query: Any = None
+) -> dict[str, Any]:
     effective = effective_policy(zone.coord)
     values = effective.values.as_dict()
     return {
+        # The threshold advice beside the current tau, for the target and costs of `?...`.
+        **advice_views.advice_context(zone.coord, advice_query or {}),
         "zone": zone,
         "form": form,
         "grant": grant,
@@ -296,6 +434,7 @@ def _zone_context(zone: Any, form: PolicyForm, grant: GrantForm) -> dict[str, An
         "history": policy_history(zone),
         "assignments": selectors.zone_assignments(zone),
         "whatif_days": selectors.settings.MARIA_WHATIF_DAYS,
+        "open_conflicts": conflicts.open_count(zone.coordinate),
     }
 
 
@@ -334,7 +473,10 @@ def zone_edit(request: HttpRequest, coordinate: str) -> HttpResponse:
                     return redirect("zone-edit", coordinate=zone.coordinate)
     else:
         form = PolicyForm(initial=own, inherited=_inherited(zone))
-    return render(request, "zone_admin/zone.html", _zone_context(zone, form, GrantForm()))
+    context = _zone_context(zone, form, GrantForm(), request.GET)
+    # A bad target or cost in the advice form: the page with the problem named, as a 400.
+    status = 400 if context["advice_problem"] else 200
+    return render(request, "zone_admin/zone.html", context, status=status)
 
 
 @require_POST

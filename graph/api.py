@@ -26,7 +26,14 @@ from rest_framework.views import APIView
 from coordinates.coordinate import Coordinate, Level
 from coordinates.fields import CoordinateField, coordinate_parameter
 from coordinates.models import Role
-from coordinates.selectors import coordinate_from, has_role, in_scopes, within, zone_get
+from coordinates.selectors import (
+    agent_of,
+    coordinate_from,
+    has_role,
+    in_scopes,
+    within,
+    zone_get,
+)
 from decisions.models import Decision
 from evidence.selectors import reader_scopes
 from graph import queries, services, store
@@ -221,6 +228,7 @@ class GraphQueryView(APIView):
             hops=_int(request, "h", 0, 10),
             k=_int(request, "k", 1, 50) or queries.DEFAULT_K,
             actor=_actor(request),
+            agent=agent_of(request.auth),
         )
         return Response(body)
 

@@ -140,7 +140,8 @@ def _plan(facts: Sequence[DecisionFact]) -> _Plan:
             gate=decision.gate,
         )
         if kind == "decision.proposed":
-            plan.edge(node, _agent(plan, decision.agent), EdgeType.PROPOSED_BY, zone)
+            if decision.agent:  # a graph escalation a person asked names no agent
+                plan.edge(node, _agent(plan, decision.agent), EdgeType.PROPOSED_BY, zone)
             for pk in sorted(cited.get(decision.pk, ())):
                 document = documents.get(pk)
                 # Only documents of the decision's own zone: a fabricated or foreign citation

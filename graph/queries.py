@@ -18,6 +18,7 @@ from scipy.sparse.csgraph import connected_components
 
 from coordinates.coordinate import Coordinate
 from coordinates.selectors import EffectivePolicy, beneath, effective_policy, in_scopes, within
+from decisions import services as decision_services
 from decisions.models import Decision, Gate, State
 from evidence import services as evidence_services
 from evidence.models import ValidationReport
@@ -240,9 +241,14 @@ def graph_answer(
     hops: int | None = None,
     k: int = DEFAULT_K,
     actor: Any = None,
+    agent: Coordinate | None = None,
 ) -> dict[str, Any]:
     """Embed q, x_i = max(0, cos(q, label_i)) on the visible nodes, diffuse (h-hop or PPR),
-    pick k nodes greedily for relevance + cohesion, then gate on Cohesion(S) vs tau_c."""
+    pick k nodes greedily for relevance + cohesion, then gate on Cohesion(S) vs tau_c.
+
+    An escalated answer asked by someone (`actor`; `agent` when an agent token asked) is
+    also an item in the queue of the authority one level up (the galaxy's own at the top):
+    `decision` in the body names it."""
     effective = effective_policy(zone)
     policy = effective.values
     graph = snapshot(embed=True)
@@ -288,8 +294,8 @@ def graph_answer(
     nodes = [_node(graph, r, score=round(float(relevance[r]), 6)) for r in chosen.tolist()]
     edges = _edges_among(graph, rows, mask)
     pieces = [[graph.keys[int(r)] for r in piece] for piece in gaps.components]
-    parent = zone.parent
-    escalated_to = str(parent) if outcome == "escalate" and parent is not None else None
+    # At the top of the tree the escalation stays with the galaxy's own authority.
+    escalated_to = str(zone.parent or zone) if outcome == "escalate" else None
     report = {
         "question": question,
         "zone": str(zone),
@@ -327,6 +333,10 @@ def graph_answer(
         edges=edges,
         nodes=nodes,
         relevance=top,
+        agent=agent,
+        # What the authority above reads as the answer it may release: the facts the
+        # evidence states, with the caution that they do not hang together.
+        facts=_answer_text("qualified", nodes, edges, pieces, None) or "",
     )
 
 
@@ -341,9 +351,11 @@ def _recorded(
     edges: list[dict[str, Any]],
     nodes: list[dict[str, Any]],
     relevance: float,
+    agent: Coordinate | None = None,
+    facts: str = "",
 ) -> dict[str, Any]:
     """Store the answer's report and its trail event in one transaction; the body returned
-    names both."""
+    names both, and the escalated item it made for the authority above, if any."""
     with transaction.atomic():
         stored = _store_report(
             zone=zone, policy=effective, body=body, edges=edges, nodes=nodes, relevance=relevance
@@ -361,6 +373,18 @@ def _recorded(
             report=stored.content_hash,
             report_id=stored.pk,
         )
+        escalated = None
+        if outcome == "escalate" and getattr(actor, "is_authenticated", False):
+            escalated = decision_services.decision_escalate_graph_answer(
+                report=stored,
+                question=str(report["question"]),
+                answer=facts,
+                zone=zone,
+                user=actor,
+                agent=agent,
+            )
+    if escalated is not None:
+        body["decision"] = escalated.pk
     body["report"] = {
         **report,
         "id": stored.pk,

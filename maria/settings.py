@@ -225,6 +225,12 @@ CELERY_BEAT_SCHEDULE = {
     # The knowledge graph following the trail, for any decision change whose request to
     # follow was lost (decision changes ask for a run themselves).
     "graph-follow-trail": {"task": "graph.tasks.follow_trail", "schedule": 10.0},
+    # New calibration versions from the week's reviewer verdicts; proposals only: a zone
+    # admin adopts one (decisions.calibration).
+    "propose-calibrations": {
+        "task": "decisions.tasks.propose_calibrations",
+        "schedule": 7 * 24 * 3600.0,
+    },
 }
 # Deployments (and test runs) sharing one Redis keep apart by queue name.
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_TASK_DEFAULT_QUEUE", default="celery")

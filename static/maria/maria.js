@@ -97,11 +97,12 @@
   // Set once this page sends a form: the answer is on its way, and an event about the
   // decision (the user's own approval releasing it) must not reload the page under it.
   var leaving = false;
-  document.addEventListener("submit", function () { leaving = true; });
+  // (Not when a check on the page stopped the form: then the page stays, and listens on.)
+  document.addEventListener("submit", function (e) { if (!e.defaultPrevented) leaving = true; });
   function lockActions(message) {
     var banner = document.getElementById("banner");
     if (banner) { banner.textContent = message; banner.hidden = false; }
-    document.querySelectorAll("#actions button, #actions input").forEach(function (el) {
+    document.querySelectorAll("#actions button, #actions input, .claim-verdict input").forEach(function (el) {
       el.disabled = true;
     });
   }
@@ -118,6 +119,43 @@
     } else if (event.type === "decision.released" && d.claimed_by === null && !leaving) {
       window.location.reload();
     }
+  }
+
+  // --- the decision page: a verdict per claim -------------------------------------------------
+  // Every claim's toggle (prefilled with the engine's verdict) and note go with an approval or
+  // a rejection, as the API's JSON list in the form's `claims` field; a rejection needs at
+  // least one claim marked unsupported (the server refuses it too).
+  var actions = document.getElementById("actions");
+  function claimVerdicts() {
+    var list = [];
+    document.querySelectorAll("input.claim-supported").forEach(function (toggle) {
+      var index = parseInt(toggle.getAttribute("data-index"), 10);
+      var note = document.getElementById("claim-" + index + "-note");
+      list.push({ index: index, supported: toggle.checked, note: note ? note.value : "" });
+    });
+    return list;
+  }
+  if (actions) {
+    actions.querySelectorAll('form[data-key="a"], form[data-key="r"]').forEach(function (form) {
+      form.addEventListener("submit", function (e) {
+        var list = claimVerdicts();
+        var problem = document.getElementById("verdict-problem");
+        var rejecting = form.getAttribute("data-key") === "r";
+        if (rejecting && list.length && list.every(function (v) { return v.supported; })) {
+          e.preventDefault();
+          if (problem) {
+            problem.textContent = actions.getAttribute("data-t-need-unsupported") || "";
+            problem.hidden = false;
+          }
+          var first = document.querySelector("input.claim-supported");
+          if (first) first.focus();
+          return;
+        }
+        if (problem) problem.hidden = true;
+        var field = form.querySelector('input[name="claims"]');
+        if (field) field.value = list.length ? JSON.stringify(list) : "";
+      });
+    });
   }
 
   // --- the socket: reconnects with backoff, resyncs on every (re)open -----------------------
@@ -174,7 +212,10 @@
   document.addEventListener("keydown", function (e) {
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     var target = e.target;
-    var typing = target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" ||
+    // A focused toggle (a claim's verdict) takes no text: the shortcuts still work there.
+    var toggle = target && target.tagName === "INPUT" &&
+                 (target.type === "checkbox" || target.type === "radio");
+    var typing = target && !toggle && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" ||
                             target.tagName === "SELECT" || target.isContentEditable);
     if (typing) return;
     var key = e.key;

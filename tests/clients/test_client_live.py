@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from maria_client import (
+    ClaimVerdict,
     Conflict,
     Forbidden,
     Maria,
@@ -166,7 +167,9 @@ def test_reviewers_claim_approve_and_reject_with_personal_tokens(
         connect(keys.reviewer2).claim(first.id)
     assert held.value.code == "conflict"
     approved = reviewer.approve(first.id, "section 2 says so")
-    rejected = reviewer.reject(second.id, "the span is about another case")
+    rejected = reviewer.reject(
+        second.id, "the span is about another case", claims=[ClaimVerdict(0, False)]
+    )
 
     # then the first is released, the second failed with the reason
     assert approved.state in ("executed", "completed")
@@ -176,7 +179,7 @@ def test_reviewers_claim_approve_and_reject_with_personal_tokens(
     assert (refused.state, refused.outcome_reason) == ("failed", "the span is about another case")
     # and a reason is not optional for a rejection
     with pytest.raises(MariaError) as no_reason:
-        reviewer.reject(second.id, "   ")
+        reviewer.reject(second.id, "   ", claims=[ClaimVerdict(0, False)])
     assert no_reason.value.status_code in (400, 409)
 
 

@@ -13,7 +13,13 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from maria_client import Maria, WebhookInbox, WebhookVerificationError, verify_webhook
+from maria_client import (
+    ClaimVerdict,
+    Maria,
+    WebhookInbox,
+    WebhookVerificationError,
+    verify_webhook,
+)
 from tests.clients.conftest import AGENT, ZONE, Receiver, gunicorn_engine
 from tests.samples import POLICY_EN
 
@@ -143,7 +149,11 @@ def test_an_agent_and_two_reviewers_drive_the_whole_path_through_the_client(
             sources=sources,
         )
         assert agent.graded(disputed.id, timeout=120).state == "approval_required"
-        reviewer2.reject(disputed.id, "the trip was already approved under another rule")
+        reviewer2.reject(
+            disputed.id,
+            "the trip was already approved under another rule",
+            claims=[ClaimVerdict(0, False, "another rule applies")],
+        )
         rejected = agent.wait(disputed.id, timeout=120, webhook=inbox)
         assert rejected.state == "failed"
         told = inbox.wait_for(disputed.id, timeout=0)

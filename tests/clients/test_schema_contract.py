@@ -18,7 +18,7 @@ import httpx
 import pytest
 from rest_framework.test import APIClient
 
-from maria_client import Maria, models
+from maria_client import ClaimVerdict, Maria, models
 
 pytestmark = pytest.mark.django_db
 
@@ -189,6 +189,8 @@ def recorded_requests() -> Iterator[httpx.Request]:
         path = request.url.path
         if path.endswith("/trail/"):
             return httpx.Response(200, text='{"type": "trail.export"}\n')
+        if path.endswith("/reviews/export/"):
+            return httpx.Response(200, text='{"type": "review.claim"}\n')
         if path.endswith("/search/"):
             return httpx.Response(200, json={"passages": []})
         if path.endswith("/documents/"):
@@ -213,9 +215,10 @@ def recorded_requests() -> Iterator[httpx.Request]:
         c.wait(1, timeout=1)
         c.claim(1)
         c.release(1)
-        c.approve(1, "ok")
-        c.reject(1, "no")
+        c.approve(1, "ok", claims=[ClaimVerdict(0, True, "as cited")])
+        c.reject(1, "no", claims=[{"index": 0, "supported": False}])
         list(c.trail(zone=zone, since=date(2025, 1, 1), include_evidence=True))
+        assert list(c.reviews(zone=zone, since=date(2025, 1, 1))) == [{"type": "review.claim"}]
     yield from sent
 
 

@@ -41,9 +41,10 @@ def queued(policy_doc: Any, set_policy: Callable[..., Any], submit: Callable[...
 def act(user: Any, decision_id: int, action: str, reason: str = "") -> Any:
     client = APIClient()
     client.force_authenticate(user=user)
-    return client.post(
-        f"/api/v1/decisions/{decision_id}/{action}/", {"reason": reason}, format="json"
-    )
+    body: dict[str, Any] = {"reason": reason}
+    if action == "reject":  # a rejection names the claim that is wrong
+        body["claims"] = [{"index": 0, "supported": False}]
+    return client.post(f"/api/v1/decisions/{decision_id}/{action}/", body, format="json")
 
 
 def test_fifty_concurrent_approvals_have_one_winner(queued: int) -> None:

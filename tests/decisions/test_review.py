@@ -40,9 +40,10 @@ def reviewers(
 
 
 def act(client: APIClient, decision_id: int, action: str, reason: str = "", **capture: Any) -> Any:
-    return client.post(
-        f"/api/v1/decisions/{decision_id}/{action}/", {"reason": reason}, format="json"
-    )
+    body: dict[str, Any] = {"reason": reason}
+    if action == "reject":  # a rejection names the claim that is wrong
+        body["claims"] = [{"index": 0, "supported": False}]
+    return client.post(f"/api/v1/decisions/{decision_id}/{action}/", body, format="json")
 
 
 def pushes(decision_id: int) -> list[str]:
@@ -191,9 +192,17 @@ def test_override_of_a_blocked_answer_needs_the_permission_and_a_reason(
     assert act(admin, blocked["id"], "override", "").status_code == 400
     response = act(admin, blocked["id"], "override", "confirmed by the division head by phone")
     assert response.status_code == 200
+    # One person's override is a request: the answer stays blocked until a second person
+    # with the permission completes it (tests/decisions/test_override_two_people.py).
+    assert Decision.objects.get(pk=blocked["id"]).state == "failed"
+    second_user = person("zoe", Role.ZONE_ADMIN, ZONE)
+    second_user.user_permissions.add(Permission.objects.get(codename="override_blocked"))
+    second = client_for(type(second_user).objects.get(pk=second_user.pk))
+    assert act(second, blocked["id"], "override", "the head's email confirms it").status_code == 200
     assert Decision.objects.get(pk=blocked["id"]).state == "completed"
     overridden = TrailEvent.objects.get(decision_id=blocked["id"], kind="decision.overridden")
-    assert overridden.actor == "zed"
+    assert overridden.actor == "zoe"
+    assert overridden.payload["requested_by"] == "zed"
 
 
 def test_overdue_decisions_escalate_to_the_parent_level(queued: int) -> None:

@@ -144,7 +144,10 @@ def test_a_rejected_answer_is_told_with_the_reviewers_reason_and_the_claims(
     rita = reviewer("rita", ZONE)
     services.decision_claim(decision_id=decision_id, user=rita)
     services.decision_reject(
-        decision_id=decision_id, user=rita, reason="section 2 names the line manager"
+        decision_id=decision_id,
+        user=rita,
+        reason="section 2 names the line manager",
+        claims=[{"index": 0, "supported": False}],
     )
 
     # then the agent is told, with the reason, the reviewer and each claim with its verdict

@@ -54,7 +54,15 @@ def test_a_faithful_claim_is_supported_with_every_signal_recorded(documents: Non
     item = claim["evidence"][0]
     assert item["kept"] is True
     assert item["submitted_confidence"] == 0.9
-    assert set(item["signals"]) == {"similarity", "coverage", "recency", "authority", "probability"}
+    assert set(item["signals"]) == {
+        "similarity",
+        "coverage",
+        "recency",
+        "authority",
+        "probability",
+        "calibrated_probability",
+    }
+    assert item["signals"]["calibrated_probability"] is None  # no calibration adopted
     # the learned verifier's probability is recorded with the model that gave it
     assert 0.0 <= item["signals"]["probability"] <= 1.0
     assert report.body["verifier"]

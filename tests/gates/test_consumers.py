@@ -172,7 +172,9 @@ async def test_each_decision_event_reaches_the_zone_reviewers(
     assert (claimed["type"], claimed["decision"]["claimed_by"]) == ("decision.claimed", "ann")
     await sync_to_async(services.decision_release)(decision_id=body["id"], user=ann)
     assert (await a_socket.receive_json_from(timeout=3))["type"] == "decision.released"
-    await sync_to_async(services.decision_reject)(decision_id=body["id"], user=ann, reason="no")
+    await sync_to_async(services.decision_reject)(
+        decision_id=body["id"], user=ann, reason="no", claims=[{"index": 0, "supported": False}]
+    )
     resolved = await a_socket.receive_json_from(timeout=3)
     assert (resolved["type"], resolved["decision"]["state"]) == ("decision.resolved", "failed")
     assert await l_socket.receive_nothing(timeout=0.3)

@@ -187,7 +187,8 @@ def test_the_api_refuses_a_reject_reason_longer_than_the_forms_limit_naming_the_
     assert re.search(rf'id="reject-reason"[^>]*maxlength="{REASON_LIMIT}"', page)
     assert re.search(rf'id="approve-reason"[^>]*maxlength="{REASON_LIMIT}"', page)
     assert REASON_LIMIT == 2000
-    accepted = api.post(url, {"reason": "y" * REASON_LIMIT}, format="json")
+    unsupported = [{"index": 0, "supported": False}]
+    accepted = api.post(url, {"reason": "y" * REASON_LIMIT, "claims": unsupported}, format="json")
     assert accepted.status_code == 200, accepted.json()
 
 

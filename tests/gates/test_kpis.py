@@ -153,6 +153,11 @@ def world(
     zed = person("zed", Role.ZONE_ADMIN, ZONE)
     zed.user_permissions.add(Permission.objects.get(codename="override_blocked"))
     zed = User.objects.get(pk=zed.pk)
+    # A blocked answer is released by two people with the permission (issue 18 point 4).
+    person("zoe", Role.ZONE_ADMIN, ZONE).user_permissions.add(
+        Permission.objects.get(codename="override_blocked")
+    )
+    zoe = User.objects.get(username="zoe")
     world = World(
         expected=e,
         admin=zed,
@@ -218,7 +223,14 @@ def world(
     r3 = answer(_at(DAY_1, 9, 30), "required")
     answer(_at(DAY_1, 9, 35), "required")
     do(_at(DAY_1, 12), services.decisions_escalate_overdue)
-    do(_at(DAY_1, 12, 30), services.decision_reject, decision_id=r3, user=ben, reason="wrong")
+    do(
+        _at(DAY_1, 12, 30),
+        services.decision_reject,
+        decision_id=r3,
+        user=ben,
+        reason="wrong",
+        claims=[{"index": 0, "supported": False}],
+    )
     e.reviews[d1].append((3 * 3600, False, False))
     e.breaches[d1] += 2
     e.escalations[d1] += 2
@@ -230,7 +242,8 @@ def world(
     # zone admin releases it anyway.
     b2 = answer(_at(DAY_1, 14), "blocked")
     do(_at(DAY_1, 14, 30), services.decision_override, decision_id=b2, user=zed, reason="fine")
-    e.overrides[d1] += 1
+    do(_at(DAY_1, 14, 40), services.decision_override, decision_id=b2, user=zoe, reason="yes")
+    e.overrides[d1] += 1  # the request and its completion: one override
     # 16:00 a question `ask` cannot answer; the same agent submits at 16:30: a requery.
     clock.at(_at(DAY_1, 16))
     refused = agent_client(f"{ZONE}.A1").post(
@@ -307,7 +320,10 @@ def test_settled_days_are_kept_and_read_back_the_same(world: World, clock: Clock
     verdict = _at(DAY_2, 36)
     clock.at(verdict)
     services.decision_reject(
-        decision_id=waiting.pk, user=User.objects.get(username="ben"), reason="no"
+        decision_id=waiting.pk,
+        user=User.objects.get(username="ben"),
+        reason="no",
+        claims=[{"index": 0, "supported": False}],
     )
     e = world.expected
     e.reviews[DAY_1.date().isoformat()].append(
@@ -324,6 +340,8 @@ def test_settled_days_are_kept_and_read_back_the_same(world: World, clock: Clock
     # and an override after the day settled still counts
     blocked = Decision.objects.get(zone=ZONE, created_at=_at(DAY_1, 13))
     services.decision_override(decision_id=blocked.pk, user=world.admin, reason="fine after all")
+    zoe = User.objects.get(username="zoe")
+    services.decision_override(decision_id=blocked.pk, user=zoe, reason="agreed")
     e.overrides[days[0]] += 1
     third = _kpis(world.admin).json()
     _close(third, _figures(e, days))

@@ -77,10 +77,12 @@ def test_the_review_actions_are_documented_with_the_row_they_answer_with(org: An
 
     schema = APIClient().get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
     paths = schema.json()["paths"]
-    for action in ("claim", "release", "approve", "reject", "override"):
+    for action in ("claim", "release", "approve", "reject", "override", "send-back"):
         operation = paths[f"/api/v1/decisions/{{id}}/{action}/"]["post"]
         ok = operation["responses"]["200"]["content"]["application/json"]["schema"]
-        assert ok == {"$ref": "#/components/schemas/DecisionRow"}, action
+        # An override answers with where the two-person override stands, beside the row.
+        row = "DecisionOverrideRow" if action == "override" else "DecisionRow"
+        assert ok == {"$ref": f"#/components/schemas/{row}"}, action
         refused = operation["responses"]["409"]["content"]["application/json"]["schema"]
         assert refused == {"$ref": "#/components/schemas/ApiError"}, action
     reject = paths["/api/v1/decisions/{id}/reject/"]["post"]["requestBody"]

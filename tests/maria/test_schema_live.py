@@ -41,6 +41,7 @@ PRINCIPALS = {
         "decisions_release_create",
         "decisions_approve_create",
         "decisions_reject_create",
+        "decisions_send_back_create",
         "graph_query_retrieve",
         "graph_paths_retrieve",
         "graph_risk_retrieve",
@@ -49,6 +50,16 @@ PRINCIPALS = {
         "graph_nodes_list",
         "graph_nodes_retrieve",
         "graph_edges_list",
+        "periodic_reviews_list",
+        "periodic_reviews_claim_create",
+        "periodic_reviews_release_create",
+        "periodic_reviews_close_create",
+        "rereviews_retrieve",
+        "rereviews_close_create",
+        "decisions_comments_list",
+        "decisions_comments_create",
+        "decisions_assign_create",
+        "decisions_bulk_create",
     ],
     "admin": [
         "zones_policy_update",
@@ -59,8 +70,13 @@ PRINCIPALS = {
         "graph_edges_destroy",
         "graph_import_create",
         "graph_risk_flags_resolve_create",
+        "zones_conflicts_retrieve",
+        "conflicts_resolve_create",
+        "zones_calibration_retrieve",
+        "zones_calibration_preview_create",
+        "zones_calibration_adopt_create",
     ],
-    "auditor": ["trail_retrieve", "zones_kpis_retrieve"],
+    "auditor": ["trail_retrieve", "zones_kpis_retrieve", "reviews_export", "zones_advice_retrieve"],
 }
 
 # positive_data_acceptance ("valid by the schema, so not a 400") cannot hold where validity
@@ -78,9 +94,20 @@ WITHOUT_POSITIVE_DATA_ACCEPTANCE = {
     # its `zone` still lacks the coordinate pattern (coordinates.fields.coordinate_parameter),
     # so an empty or made-up zone is "valid" there and refused.
     "trail_retrieve",
+    # A verdict's claim index must be one of the decision's claims, and a rejection must
+    # name one claim unsupported: rules of the decision at hand, not of the body's shape.
+    "decisions_approve_create",
+    "decisions_reject_create",
     # since and until constrain each other (since before until, at most 366 days apart) and
     # a date-time of year 1 or 9999 leaves no room for the window's day: a 400 naming it.
     "zones_kpis_retrieve",
+    # The three costs come all together or not at all.
+    "zones_advice_retrieve",
+    # An assignee must be a reviewer of the decision's zone, and exist.
+    "decisions_assign_create",
+    "decisions_bulk_create",
+    # A re-review closed as "wrong" needs a note: the fields constrain each other.
+    "rereviews_close_create",
 }
 # The path language of `pattern` nests parentheses, which no JSON Schema pattern describes:
 # positive cases draw it from these instead.

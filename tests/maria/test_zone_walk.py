@@ -33,8 +33,25 @@ from coordinates.models import ApiToken, Role, RoleAssignment, Zone, ZonePolicyV
 from coordinates.selectors import zone_get
 from coordinates.services import policy_update, role_grant, token_issue, user_ensure, zone_add
 from decisions import services as decisions
-from decisions.models import Approval, Decision, Outbox
-from evidence.models import Document, DocumentVersion, EvidenceBundle, Paragraph
+from decisions.calibration import calibration_propose
+from decisions.models import (
+    Approval,
+    ClaimVerdict,
+    Comment,
+    Decision,
+    Outbox,
+    PeriodicReview,
+    ReReview,
+)
+from evidence.knowledge import conflict_resolve
+from evidence.models import (
+    Document,
+    DocumentVersion,
+    EvidenceBundle,
+    KnowledgeConflict,
+    Paragraph,
+    ZoneCalibration,
+)
 from evidence.services import document_ingest
 from gates.models import SavedFilter
 from graph import store
@@ -77,6 +94,11 @@ B_AUDIT = "\n3. Audit\nQuokkafund ledgers are audited by the zanzibar auditors e
 B_GOOD = "Quokkafund claims above 700,000 yen require prior approval by the zanzibar director."
 B_WRONG = "Quokkafund claims above 200,000 yen require prior approval by the zanzibar director."
 B_QUESTION = "Who approves quokkafund claims in zanzibar?"
+# A memo that disagrees with B's policy (a knowledge-base conflict of B's)
+B_MEMO = (
+    "Quokkafund memo\n\n"
+    "Quokkafund claims above 900,000 yen require prior approval by the zanzibar director.\n"
+)
 
 
 # --- the two zones ---------------------------------------------------------------------------
@@ -242,8 +264,19 @@ def build_world(on_commit: Any) -> World:
     ]
     with on_commit(execute=True):
         decisions.decision_claim(decision_id=waiting[1], user=b_reviewer)
-        decisions.decision_reject(decision_id=waiting[2], user=b_second, reason="quokka no")
-        decisions.decision_approve(decision_id=waiting[3], user=b_reviewer, reason="quokka ok")
+        # Their verdicts per claim carry B's words too: the reviews export must not leak them.
+        decisions.decision_reject(
+            decision_id=waiting[2],
+            user=b_second,
+            reason="quokka no",
+            claims=[{"index": 0, "supported": False, "note": "quokka unsupported"}],
+        )
+        decisions.decision_approve(
+            decision_id=waiting[3],
+            user=b_reviewer,
+            reason="quokka ok",
+            claims=[{"index": 0, "supported": True, "note": "quokka fine"}],
+        )
     states = set(Decision.objects.filter(zone=ZONE_B).values_list("state", "gate"))
     assert {s for s, _ in states} >= {"completed", "failed", "approval_required"}, states
     assert ("failed", "blocked") in states
@@ -299,6 +332,42 @@ def build_world(on_commit: Any) -> World:
     saved = b_queue.post("/queue/filters/", {"name": "quokka queue", "zone": ZONE_B})
     assert saved.status_code == 302
 
+    # the reviewers' other work in B: a knowledge-base conflict (resolved against the policy,
+    # which opens a re-review of B's answer on it), a comment, a periodic review and a
+    # calibration fitted on B's verdicts
+    ingest(ZONE_B, B_MEMO, "Quokkafund memo", "quokkafund-memo")
+    conflict = KnowledgeConflict.objects.get(zone=ZONE_B)
+    with on_commit(execute=True):
+        conflict_resolve(
+            conflict_id=conflict.pk,
+            user=b_admin,
+            resolution="second" if conflict.first_id == b_par.pk else "first",
+            reason="quokka memo governs",
+        )
+    assert ReReview.objects.filter(zone=ZONE_B).exists()
+    ingest(ZONE_B, B_MEMO.replace("900,000", "950,000"), "Quokkafund note", "quokkafund-note")
+    assert KnowledgeConflict.objects.filter(zone=ZONE_B, resolved_at=None).exists()
+    with on_commit(execute=True):
+        decisions.decision_comment(decision_id=completed, user=b_reviewer, text="quokka comment")
+    PeriodicReview.objects.get_or_create(
+        decision_id=completed, defaults={"zone": ZONE_B, "reason": "quokka flagged for review"}
+    )
+    ClaimVerdict.objects.bulk_create(
+        ClaimVerdict(
+            decision_id=waiting[2],
+            reviewer=b_second,
+            action=ClaimVerdict.Action.REJECT,
+            claim=n + 1,
+            supported=n % 3 == 0,
+            engine_supported=True,
+            engine_probability=0.5 + n / 200,
+            zone=ZONE_B,
+        )
+        for n in range(60)
+    )
+    calibration_propose(zone=zone_get(parse(ZONE_B)), fitted_by="walk set-up")
+    assert ZoneCalibration.objects.filter(zone__coordinate=ZONE_B).exists()
+
     b_nodes = GraphNode.objects.filter(Q(zone=ZONE_B) | Q(zone__startswith=f"{ZONE_B}."))
     b_decisions = Decision.objects.filter(zone=ZONE_B)
     world.ids = {
@@ -315,6 +384,16 @@ def build_world(on_commit: Any) -> World:
             SavedFilter.objects.filter(user=b_reviewer).values_list("pk", flat=True)
         ),
         "role": list(RoleAssignment.objects.filter(scope=ZONE_B).values_list("pk", flat=True)),
+        "conflict": list(
+            KnowledgeConflict.objects.filter(zone=ZONE_B).values_list("pk", flat=True)
+        ),
+        "rereview": list(ReReview.objects.filter(zone=ZONE_B).values_list("pk", flat=True)),
+        "periodic": list(PeriodicReview.objects.filter(zone=ZONE_B).values_list("pk", flat=True)),
+        "version": list(
+            ZoneCalibration.objects.filter(zone__coordinate=ZONE_B).values_list(
+                "version", flat=True
+            )
+        ),
     }
     assert all(world.ids.values()), world.ids
     world.every = {
@@ -545,7 +624,7 @@ ROUTES: dict[str, Spec] = {
         f"api/v1/decisions/<int:pk>/{action}/": Spec(
             params={"pk": "decision"}, body=lambda w: {"reason": "walk"}
         )
-        for action in ("claim", "release", "approve", "reject", "override")
+        for action in ("claim", "release", "approve", "reject", "override", "send-back")
     },
     # --- the trail (audit/api.py)
     "api/v1/trail/": Spec(
@@ -556,6 +635,8 @@ ROUTES: dict[str, Spec] = {
         ]
     ),
     "api/v1/trail/public-key/": Spec(),
+    # --- the reviews export (decisions/api_reviews.py)
+    "api/v1/reviews/export/": Spec(queries=lambda w: [*zone_queries()(w), "?since=2026-01-01"]),
     # --- the graph API
     "api/v1/graph/query/": Spec(
         queries=lambda w: [
@@ -646,6 +727,10 @@ ROUTES: dict[str, Spec] = {
     # --- the reviewer's and zone admin's pages (gates)
     "queue/": Spec(queries=lambda w: [*zone_queries()(w), "?q=quokka", "?state=claimed"]),
     "queue/rows/": Spec(queries=lambda w: [*zone_queries()(w), "?q=quokka"]),
+    "queue/bulk/": Spec(  # per decision it says why not: B's must stay as they are
+        body=lambda w: {"action": "assign", "decisions": w.ids["decision"], "assignee": ""},
+        writes="own",
+    ),
     "queue/filters/": Spec(  # the caller's own saved filter: B's must stay as they are
         body=lambda w: {"name": "walk", "zone": ZONE_A}, writes="own"
     ),
@@ -668,6 +753,86 @@ ROUTES: dict[str, Spec] = {
     ),
     "zones/<str:coordinate>/roles/<int:pk>/revoke/": Spec(
         params={"coordinate": "any_coordinate", "pk": "role"}
+    ),
+    # --- the reviewers' other work: periodic review, re-review, comments, assignment
+    # (its ids are the reviews', not the decisions': B's words and coordinate betray a leak)
+    "api/v1/periodic-reviews/": Spec(queries=lambda w: [*zone_queries()(w), "?state=closed"]),
+    **{
+        f"api/v1/periodic-reviews/<int:pk>/{action}/": Spec(
+            params={"pk": "periodic"}, body=lambda w: {"verdict": "ok", "note": "walk"}
+        )
+        for action in ("claim", "release", "close")
+    },
+    "reviews/periodic/": Spec(queries=lambda w: [*zone_queries()(w), "?state=closed"]),
+    "reviews/periodic/<int:pk>/": Spec(params={"pk": "periodic"}),
+    "reviews/periodic/<int:pk>/<slug:action>/": Spec(
+        params={"pk": "periodic", "action": "periodic_action"},
+        body=lambda w: {"verdict": "ok", "note": "walk"},
+    ),
+    "api/v1/rereviews/": Spec(queries=lambda w: ["", "?state=closed"], lists="rereviews"),
+    "api/v1/rereviews/<int:pk>/close/": Spec(
+        params={"pk": "rereview"}, body=lambda w: {"verdict": "still_correct"}
+    ),
+    "reviews/changed/": Spec(queries=lambda w: ["", "?state=closed"]),
+    "reviews/changed/<int:pk>/close/": Spec(
+        params={"pk": "rereview"}, body=lambda w: {"verdict": "still_correct"}
+    ),
+    "api/v1/decisions/<int:pk>/comments/": Spec(
+        params={"pk": "decision"}, body=lambda w: {"text": "walk"}
+    ),
+    "api/v1/decisions/<int:pk>/assign/": Spec(
+        params={"pk": "decision"}, body=lambda w: {"assignee": "alma-reviewer"}
+    ),
+    "api/v1/decisions/bulk/": Spec(  # per decision it says why not: B's must stay as they are
+        body=lambda w: {"action": "release", "decisions": w.ids["decision"]},
+        own=(
+            Own(
+                "POST",
+                lambda w: {
+                    "action": "assign",
+                    "decisions": w.ids["decision"],
+                    "assignee": "alma-reviewer",
+                },
+            ),
+        ),
+        writes="own",
+    ),
+    # --- the zone admin's knowledge: conflicts, calibration, advice, documents
+    "api/v1/zones/<str:coordinate>/conflicts/": Spec(
+        params={"coordinate": "coordinate"}, queries=lambda w: ["", "?state=resolved"]
+    ),
+    "api/v1/conflicts/<int:pk>/resolve/": Spec(
+        params={"pk": "conflict"}, body=lambda w: {"resolution": "first", "reason": "walk"}
+    ),
+    "zones/<str:coordinate>/conflicts/": Spec(
+        params={"coordinate": "coordinate"}, queries=lambda w: ["", "?state=resolved"]
+    ),
+    "zones/<str:coordinate>/conflicts/<int:pk>/resolve/": Spec(
+        params={"coordinate": "any_coordinate", "pk": "conflict"},
+        body=lambda w: {"resolution": "first", "reason": "walk"},
+    ),
+    "api/v1/zones/<str:coordinate>/calibration/": Spec(params={"coordinate": "coordinate"}),
+    **{
+        f"{prefix}zones/<str:coordinate>/calibration/<int:version>/{step}/": Spec(
+            params={"coordinate": "coordinate", "version": "version"},
+            body=lambda w: {"reason": "walk"},
+        )
+        for prefix in ("api/v1/", "")
+        for step in ("preview", "adopt")
+    },
+    "zones/<str:coordinate>/calibration/": Spec(params={"coordinate": "coordinate"}),
+    "api/v1/zones/<str:coordinate>/advice/": Spec(
+        params={"coordinate": "coordinate"},
+        queries=lambda w: ["", "?target=0.1&cost_hallucination=100&cost_requery=1&cost_abandon=5"],
+    ),
+    "documents/": Spec(
+        queries=zone_queries(),
+        body=lambda w: {"zone": ZONE_B, "kind": "policy", "status": "approved", "text": "Walk."},
+    ),
+    "documents/<int:pk>/": Spec(
+        params={"pk": "document"},
+        queries=lambda w: ["", "?version=1", "?version=2"],
+        body=lambda w: {"zone": ZONE_A, "kind": "policy", "status": "approved", "text": "Walk."},
     ),
     # --- the auditor's pages
     "audit/": Spec(queries=lambda w: [*zone_queries()(w), "?q=quokka", "?reviewer=bianca"]),
@@ -729,7 +894,7 @@ def walked_routes() -> list[Route]:
 
 # --- the requests ----------------------------------------------------------------------------
 
-ACTIONS = ("claim", "release", "approve", "reject", "override")
+ACTIONS = ("claim", "release", "approve", "reject", "override", "send-back", "comment", "assign")
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
 
 
@@ -740,6 +905,8 @@ def values(kind: str, world: World) -> list[str]:
         return [ZONE_B, ZONE_A]
     if kind == "action":
         return list(ACTIONS)
+    if kind == "periodic_action":
+        return ["claim", "release", "close"]
     return [str(pk) for pk in world.ids[kind]]
 
 
@@ -908,6 +1075,7 @@ def fingerprint() -> dict[str, Any]:
                 "escalated_to",
                 "due_at",
                 "report_id",
+                "assigned_to_id",
                 "updated_at",
             )
             .order_by("pk")
@@ -949,6 +1117,32 @@ def fingerprint() -> dict[str, Any]:
         "saved_filters": list(
             SavedFilter.objects.exclude(user__username__in=walkers)
             .values_list("pk", "user_id", "name", "query")
+            .order_by("pk")
+        ),
+        "conflicts": list(
+            KnowledgeConflict.objects.filter(_outside_a())
+            .values_list("pk", "resolution", "resolved_by_id", "resolved_at")
+            .order_by("pk")
+        ),
+        "rereviews": list(
+            ReReview.objects.filter(_outside_a())
+            .values_list("pk", "verdict", "closed_by_id", "closed_at")
+            .order_by("pk")
+        ),
+        "periodic_reviews": list(
+            PeriodicReview.objects.filter(_outside_a())
+            .values_list("pk", "verdict", "claimed_by_id", "claimed_until", "reviewed_at")
+            .order_by("pk")
+        ),
+        "comments": list(
+            Comment.objects.filter(_outside_a("decision__zone")).values_list("pk", flat=True)
+        ),
+        "verdicts": list(
+            ClaimVerdict.objects.filter(_outside_a()).values_list("pk", "supported", "note")
+        ),
+        "calibrations": list(
+            ZoneCalibration.objects.filter(_outside_a("zone__coordinate"))
+            .values_list("pk", "status", "adopted_by_id")
             .order_by("pk")
         ),
         "trail": list(
@@ -1014,6 +1208,7 @@ def _list_leaks(world: World, who: str, call: Call, response: Answer) -> list[st
         "nodes": "node",
         "edges": "edge",
         "flags": "flag",
+        "rereviews": "rereview",
     }[spec.lists]
     leaked = set(_json_ids(response.json(), spec.lists)) & set(world.every[kind])
     return [f"{who} GET {call.url}: lists zone B's {kind} ids {sorted(leaked)}"] if leaked else []

@@ -385,12 +385,12 @@ async def test_under_asgi_the_export_streams_chunk_by_chunk(
     from django.db import connections
     from django.test import AsyncClient
 
-    from audit import api
+    from maria import jsonlines
 
     try:
         user = await sync_to_async(person)("aud", "auditor", "G1")
         await sync_to_async(fill)(ZONE, 5, TRICKY)
-        monkeypatch.setattr(api, "LINES_PER_CHUNK", 2)
+        monkeypatch.setattr(jsonlines, "LINES_PER_CHUNK", 2)
         client = AsyncClient()
         await client.aforce_login(user)
         # when the export is read

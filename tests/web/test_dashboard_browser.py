@@ -65,7 +65,12 @@ def test_the_dashboard_draws_every_figure_without_a_console_message(
             queued = submit([{"text": GOOD, "citations": [cite(policy_doc)]}]).json()["id"]
             clock["now"] = at + timedelta(minutes=20 + 9 * day)
             if day % 4 == 3:
-                services.decision_reject(decision_id=queued, user=reviewer, reason="not so")
+                services.decision_reject(
+                    decision_id=queued,
+                    user=reviewer,
+                    reason="not so",
+                    claims=[{"index": 0, "supported": False}],
+                )
             else:
                 services.decision_approve(decision_id=queued, user=reviewer, reason="ok")
             if day % 2:

@@ -19,10 +19,18 @@ from maria_client.errors import (
     WaitTimeout,
     WebhookVerificationError,
 )
-from maria_client.models import Decision, DecisionEvent, DecisionRow, Passage, UploadedDocument
+from maria_client.models import (
+    ClaimVerdict,
+    Decision,
+    DecisionEvent,
+    DecisionRow,
+    Passage,
+    UploadedDocument,
+)
 from maria_client.webhooks import WebhookEvent, WebhookInbox, sign_webhook, verify_webhook
 
 __all__ = [
+    "ClaimVerdict",
     "Conflict",
     "Decision",
     "DecisionEvent",

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 
 from maria_client.errors import MariaError, TransportError, WaitTimeout, error_from
-from maria_client.models import Decision, DecisionRow, Passage, UploadedDocument
+from maria_client.models import ClaimVerdict, Decision, DecisionRow, Passage, UploadedDocument
 from maria_client.webhooks import WebhookEvent, WebhookInbox
 
 API = "/api/v1"
@@ -27,10 +27,18 @@ RETRIED_STATUSES = frozenset({409, 429, 502, 503, 504})
 MAX_RETRY_WAIT = 30.0
 
 Source = Passage | Mapping[str, Any]
+# A claim verdict to send: a ClaimVerdict, or its JSON as a mapping.
+Verdict = ClaimVerdict | Mapping[str, Any]
 
 
 def _plain(value: Any) -> Any:
     return value.isoformat() if isinstance(value, date | datetime) else value
+
+
+def _verdict(verdict: Verdict) -> dict[str, Any]:
+    if isinstance(verdict, ClaimVerdict):
+        return verdict.as_json()
+    return dict(verdict)
 
 
 def _source(source: Source) -> dict[str, Any]:
@@ -285,13 +293,44 @@ class Maria:
         """Give a claimed decision back to the queue."""
         return self._act(decision_id, "release", None)
 
-    def approve(self, decision_id: int, reason: str = "") -> DecisionRow:
-        """Approve (four eyes: never your own answer); enough approvals release it."""
-        return self._act(decision_id, "approve", {"reason": reason})
+    def approve(
+        self, decision_id: int, reason: str = "", *, claims: Sequence[Verdict] | None = None
+    ) -> DecisionRow:
+        """Approve (four eyes: never your own answer); enough approvals release it. `claims`:
+        your verdict on the claims you name, e.g. `[ClaimVerdict(0, True)]` (only those are
+        recorded)."""
+        body: dict[str, Any] = {"reason": reason}
+        if claims is not None:
+            body["claims"] = [_verdict(c) for c in claims]
+        return self._act(decision_id, "approve", body)
 
-    def reject(self, decision_id: int, reason: str) -> DecisionRow:
-        """Reject with a reason (required); the agent's webhook hears it."""
-        return self._act(decision_id, "reject", {"reason": reason})
+    def reject(self, decision_id: int, reason: str, *, claims: Sequence[Verdict]) -> DecisionRow:
+        """Reject with a reason (required) and your verdict per claim, at least one of them
+        unsupported: `claims=[ClaimVerdict(0, False, "names the line manager")]`. The agent's
+        webhook hears it."""
+        return self._act(
+            decision_id, "reject", {"reason": reason, "claims": [_verdict(c) for c in claims]}
+        )
+
+    def reviews(
+        self, *, zone: str | None = None, since: datetime | date | str | None = None
+    ) -> Iterator[dict[str, Any]]:
+        """The reviews export (zone admins, auditors): one reviewed claim a line, as it
+        streams; write them to a file for `manage.py fit_verifier --corpus FILE`."""
+        query = {k: _plain(v) for k, v in {"zone": zone, "since": since}.items() if v is not None}
+        headers = {**self._headers, "Accept": "application/x-ndjson"}
+        try:
+            with self._http.stream(
+                "GET", f"{self.base_url}{API}/reviews/export/", params=query, headers=headers
+            ) as response:
+                if not response.is_success:
+                    response.read()
+                    raise error_from(response)
+                for line in response.iter_lines():
+                    if line.strip():
+                        yield json.loads(line)
+        except httpx.TransportError as error:
+            raise TransportError(str(error) or type(error).__name__) from error
 
     # --- the trail (auditors) ---------------------------------------------------------------
 

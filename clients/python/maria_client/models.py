@@ -236,4 +236,21 @@ class Decision:
         )
 
 
+@dataclass(frozen=True)
+class ClaimVerdict:
+    """What a reviewer says of one claim when approving or rejecting (a request body, not an
+    answer): the claim's place in the bundle (from 0), whether the evidence supports it,
+    and an optional note."""
+
+    index: int
+    supported: bool
+    note: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"index": self.index, "supported": self.supported}
+        if self.note:
+            body["note"] = self.note
+        return body
+
+
 MODELS: tuple[type, ...] = (UploadedDocument, Passage, DecisionEvent, DecisionRow, Decision)

@@ -16,7 +16,8 @@ from evidence.verifier_fit import fit
 class Command(BaseCommand):
     help = (
         "Fit the claim verifier on labelled corpora (a folder of SummEdits files, a JNLI "
-        ".jsonl, the grounding corpus JSON) and write the model as JSON: its weights, "
+        ".jsonl, the reviews export of GET /api/v1/reviews/export/, the grounding corpus "
+        "JSON) and write the model as JSON: its weights, "
         "calibration, the corpora's hashes, the date and the held-out figures."
     )
 

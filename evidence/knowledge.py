@@ -1,0 +1,189 @@
+"""Knowledge-base conflicts as work: found on ingest and nightly (evidence.conflicts decides
+which paragraphs disagree), listed for the zone's admins, resolved on the trail, and read by
+the validation so that an answer resting on a disputed paragraph goes to a person."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from datetime import timedelta
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from coordinates.coordinate import Coordinate
+from coordinates.models import Role
+from coordinates.selectors import beneath, can_see, has_role
+from evidence import events, signals
+from evidence.conflicts import Disagreement, Passage, all_disagreements, disagreements
+from evidence.models import DocumentVersion, EvidenceBundle, KnowledgeConflict, Paragraph
+from maria.errors import ApplicationError, Conflict, Forbidden, NotFound
+
+logger = logging.getLogger(__name__)
+
+# An answer citing a side of one of these goes to a person; a soft conflict is work for the
+# admins but does not hold answers back.
+HOLDING = (KnowledgeConflict.Kind.HARD, KnowledgeConflict.Kind.TEMPORAL)
+CITED_WITHIN_DAYS = 90  # a temporal conflict matters only while recent answers cite the old text
+REASON_LIMIT = 2000
+
+
+def _scope(zone: str) -> Q:
+    """Paragraphs a zone's answers may rest on: its own, and those of the levels above it
+    (documents above a zone govern every zone beneath)."""
+    lineage = [str(c) for c in Coordinate.parse(zone).lineage()]
+    return Q(zone__in=lineage)
+
+
+def _passages(paragraphs: Iterable[Paragraph]) -> list[Passage]:
+    return [
+        Passage(key=p.pk, document=p.version.document_id, version=p.version.version, text=p.text)
+        for p in paragraphs
+    ]
+
+
+def _cited_versions(zone: str, since_days: int = CITED_WITHIN_DAYS) -> set[tuple[int, int | None]]:
+    """(document, version) pairs that the zone's recent bundles cite; version None when a
+    citation named no version (it meant the version current then)."""
+    since = timezone.now() - timedelta(days=since_days)
+    cited: set[tuple[int, int | None]] = set()
+    bundles = EvidenceBundle.objects.filter(beneath(zone), created_at__gte=since)
+    for claims in bundles.values_list("claims", flat=True).iterator(chunk_size=500):
+        for claim in claims or ():
+            for citation in claim.get("citations", ()) if isinstance(claim, dict) else ():
+                document = citation.get("document") if isinstance(citation, dict) else None
+                if isinstance(document, int):
+                    version = citation.get("version")
+                    cited.add((document, version if isinstance(version, int) else None))
+    return cited
+
+
+def _store(found: Sequence[Disagreement], *, zone: str, found_by: str) -> int:
+    stored = 0
+    for d in found:
+        first, second = sorted((d.first, d.second)) if d.kind != "temporal" else (d.first, d.second)
+        try:
+            with transaction.atomic():
+                _, created = KnowledgeConflict.objects.get_or_create(
+                    first_id=first,
+                    second_id=second,
+                    defaults={
+                        "zone": zone,
+                        "kind": d.kind,
+                        "reason": d.reason,
+                        "words": list(d.words),
+                        "found_by": found_by,
+                    },
+                )
+        except IntegrityError:  # a concurrent scan stored it first
+            created = False
+        stored += created
+    return stored
+
+
+def _worth_keeping(found: list[Disagreement], zone: str) -> list[Disagreement]:
+    """A temporal conflict is work only while answers cite the older text: a new version
+    that changes a value nobody relied on is just the document moving on."""
+    if not any(d.kind == "temporal" for d in found):
+        return found
+    cited = _cited_versions(zone)
+    olds = Paragraph.objects.in_bulk([d.first for d in found if d.kind == "temporal"])
+    kept = []
+    for d in found:
+        if d.kind == "temporal":
+            old = olds[d.first].version
+            if (old.document_id, old.version) not in cited and (old.document_id, None) not in cited:
+                continue
+        kept.append(d)
+    return kept
+
+
+def conflicts_scan_version(*, version_id: int) -> int:
+    """After a version is stored: its paragraphs against the current paragraphs its zone's
+    answers may cite, and against the version it supersedes. Returns how many are new."""
+    version = DocumentVersion.objects.select_related("document__zone").get(pk=version_id)
+    zone = version.document.zone.coordinate
+    new = list(Paragraph.objects.filter(version=version).select_related("version"))
+    existing = Paragraph.objects.filter(_scope(zone) | beneath(zone), current=True).exclude(
+        version=version
+    )
+    if version.supersedes_id:
+        existing = existing | Paragraph.objects.filter(version_id=version.supersedes_id)
+    found = disagreements(_passages(new), _passages(existing.select_related("version")))
+    stored = _store(_worth_keeping(found, zone), zone=zone, found_by="ingest")
+    if stored:
+        logger.info("knowledge conflicts found", extra={"version": version_id, "new": stored})
+    return stored
+
+
+def conflicts_scan_zone(*, zone: str) -> int:
+    """The nightly look over a zone: every pair of its current paragraphs (and those above
+    it) that disagree and were not found before. Returns how many are new."""
+    current = Paragraph.objects.filter(_scope(zone), current=True).select_related("version")
+    found = all_disagreements(_passages(current))
+    return _store(_worth_keeping(found, zone), zone=zone, found_by="nightly")
+
+
+def open_conflicts(paragraph_ids: Iterable[int]) -> dict[int, list[KnowledgeConflict]]:
+    """The open conflicts that hold answers back, by each paragraph they name."""
+    ids = set(paragraph_ids)
+    by_paragraph: dict[int, list[KnowledgeConflict]] = {}
+    if not ids:
+        return by_paragraph
+    rows = KnowledgeConflict.objects.filter(
+        Q(first_id__in=ids) | Q(second_id__in=ids), resolved_at__isnull=True, kind__in=HOLDING
+    ).select_related("first__version", "second__version")
+    for conflict in rows:
+        for side in (conflict.first_id, conflict.second_id):
+            if side in ids:
+                by_paragraph.setdefault(side, []).append(conflict)
+    return by_paragraph
+
+
+def conflict_resolve(
+    *, conflict_id: int, user: AbstractBaseUser, resolution: str, reason: str
+) -> KnowledgeConflict:
+    """A zone admin says which side governs (or that a new version settles it, or that it is
+    no conflict): recorded on the zone's chain, and answers citing it are held no more."""
+    if resolution not in KnowledgeConflict.Resolution.values:
+        raise ApplicationError(
+            f"resolution must be one of {', '.join(KnowledgeConflict.Resolution.values)}",
+            field="resolution",
+        )
+    reason = (reason or "").strip()
+    if not reason:
+        raise ApplicationError("a reason is required", field="reason")
+    if len(reason) > REASON_LIMIT:
+        raise ApplicationError(f"at most {REASON_LIMIT} characters", field="reason")
+    with transaction.atomic():
+        try:
+            conflict = KnowledgeConflict.objects.select_for_update().get(pk=conflict_id)
+        except KnowledgeConflict.DoesNotExist as missing:
+            raise NotFound(f"no knowledge conflict {conflict_id}") from missing
+        where = Coordinate.parse(conflict.zone)
+        if not can_see(user, where):  # another zone's conflict: as if there were none
+            raise NotFound(f"no knowledge conflict {conflict_id}")
+        if not has_role(user, (Role.ZONE_ADMIN,), where):
+            raise Forbidden("resolving a knowledge conflict needs the zone admin role there")
+        if conflict.resolved_at is not None:
+            raise Conflict(f"knowledge conflict {conflict_id} is resolved already")
+        conflict.resolution = resolution
+        conflict.resolution_reason = reason
+        conflict.resolved_by = user  # type: ignore[assignment]
+        conflict.resolved_at = timezone.now()
+        conflict.save(
+            update_fields=["resolution", "resolution_reason", "resolved_by", "resolved_at"]
+        )
+        events.conflict_resolved(conflict, actor=user)
+        transaction.on_commit(
+            lambda: signals.conflict_resolved.send(
+                sender=KnowledgeConflict, conflict_id=conflict_id
+            )
+        )
+    logger.info(
+        "knowledge conflict resolved",
+        extra={"conflict": conflict_id, "resolution": resolution},
+    )
+    return conflict

@@ -1,0 +1,88 @@
+"""The re-review page: past answers whose evidence changed, the text each cited beside the
+text now (the changed words marked), closed by a reviewer of the zone with a verdict. Thin:
+`decisions.rereview` reads, decides and checks who may act."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_POST
+
+from decisions import rereview
+from decisions.models import ReReview
+from gates import selectors
+from gates.views import role_required
+from maria.errors import ApplicationError, Forbidden, NotFound
+
+LIST_LIMIT = 100
+
+Pieces = list[tuple[str, bool]]  # text in pieces, True where it changed
+
+
+def changed_words(old: str, new: str) -> tuple[Pieces, Pieces]:
+    """Both texts cut into runs of words, marked where the other text differs (difflib's
+    longest matching blocks over the words)."""
+    a, b = old.split(" "), new.split(" ")
+    left: Pieces = []
+    right: Pieces = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if i2 > i1:
+            left.append((" ".join(a[i1:i2]) + " ", tag != "equal"))
+        if j2 > j1:
+            right.append((" ".join(b[j1:j2]) + " ", tag != "equal"))
+    return left, right
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    review: ReReview
+    old: Pieces
+    new: Pieces | None
+
+
+def _row(review: ReReview) -> Row:
+    old = review.old_paragraph.text
+    if review.new_paragraph is None:
+        return Row(review, [(old, False)], None)
+    left, right = changed_words(old, review.new_paragraph.text)
+    return Row(review, left, right)
+
+
+@require_GET
+@role_required(selectors.REVIEW_ROLES)
+def rereview_list(request: HttpRequest) -> HttpResponse:
+    state = request.GET.get("state") if request.GET.get("state") == "closed" else "open"
+    rows = rereview.rereviews_for(request.user, state=state)  # type: ignore[arg-type]  # role_required
+    return render(
+        request,
+        "queue/rereview.html",
+        {
+            "state": state,
+            "rows": [_row(r) for r in rows[:LIST_LIMIT]],
+            "verdicts": ReReview.Verdict.choices,
+        },
+    )
+
+
+@require_POST
+@role_required(selectors.REVIEW_ROLES)
+def rereview_close(request: HttpRequest, pk: int) -> HttpResponse:
+    try:
+        rereview.rereview_close(
+            rereview_id=pk,
+            user=request.user,  # type: ignore[arg-type]  # role_required
+            verdict=request.POST.get("verdict", ""),
+            note=request.POST.get("note", ""),
+        )
+    except (Forbidden, NotFound):
+        raise  # another zone's item: the page answers 403 or 404
+    except ApplicationError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, _("Re-review closed."))
+    return redirect("rereviews-page")

@@ -1,0 +1,53 @@
+"""An answer that cites a side of an open hard conflict of the knowledge base goes at least to
+`required`, with the conflict named (issue 18.2); once the zone's admins settle it, the
+next answer on the same text is graded on its evidence again."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from coordinates.models import Role
+from evidence.models import KnowledgeConflict, Paragraph
+from tests.decisions.conftest import ZONE, cite
+
+POLICY = "# Remote work\n\nEmployees may request to work remotely up to 3 days per week."
+MEMO = "# Memo\n\nRemote work: employees may work remotely up to 2 days per week."
+CLAIM = "Employees may request to work remotely up to 3 days per week."
+
+
+def test_an_answer_on_a_disputed_paragraph_waits_for_a_person_until_the_conflict_is_settled(
+    ingest: Callable[..., Any],
+    submit: Callable[..., Any],
+    person: Callable[..., Any],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    from evidence.knowledge import conflict_resolve
+
+    ingest(POLICY, title="Remote work policy", key="remote")
+    paragraph = Paragraph.objects.get(text=CLAIM)
+    before = submit([{"text": CLAIM, "citations": [cite(paragraph)]}]).json()
+    assert before["gate"] == "auto"  # the control: undisputed, the same answer is released
+
+    ingest(MEMO, title="Memo", key="memo", kind="memo")
+    (conflict,) = KnowledgeConflict.objects.all()
+    held = submit([{"text": CLAIM, "citations": [cite(paragraph)]}], key="again").json()
+    assert held["gate"] == "required"
+    assert held["state"] == "approval_required"
+    from decisions.models import Decision
+
+    report = Decision.objects.get(pk=held["id"]).report
+    (disputed,) = report.body["contradictions"]
+    assert (disputed["conflict"], disputed["kind"]) == (conflict.pk, "hard")
+    assert "the knowledge base disagrees with itself here" in disputed["reason"]
+    assert report.body["claims"][0]["contradicted"] is True
+
+    with django_capture_on_commit_callbacks(execute=True):
+        conflict_resolve(
+            conflict_id=conflict.pk,
+            user=person("ada", Role.ZONE_ADMIN, ZONE),
+            resolution="first" if conflict.first_id == paragraph.pk else "second",
+            reason="the policy governs",
+        )
+    after = submit([{"text": CLAIM, "citations": [cite(paragraph)]}], key="settled").json()
+    assert after["gate"] == "auto"
