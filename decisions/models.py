@@ -8,6 +8,7 @@ from datetime import datetime
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 from django_fsm import ConcurrentTransitionMixin, FSMField, transition
 
 # --- the decision and its life ---------------------------------------------------------------
@@ -17,20 +18,20 @@ from django_fsm import ConcurrentTransitionMixin, FSMField, transition
 
 
 class State(models.TextChoices):
-    PROPOSED = "proposed", "Proposed"
-    VALIDATED = "validated", "Validated"
-    APPROVAL_REQUIRED = "approval_required", "Approval required"
-    APPROVED = "approved", "Approved"
-    EXECUTED = "executed", "Executed"
-    COMPLETED = "completed", "Completed"
-    FAILED = "failed", "Failed"
+    PROPOSED = "proposed", _("Proposed")
+    VALIDATED = "validated", _("Validated")
+    APPROVAL_REQUIRED = "approval_required", _("Approval required")
+    APPROVED = "approved", _("Approved")
+    EXECUTED = "executed", _("Executed")
+    COMPLETED = "completed", _("Completed")
+    FAILED = "failed", _("Failed")
 
 
 class Gate(models.TextChoices):
-    AUTO = "auto", "Auto"
-    FLAGGED = "flagged", "Flagged"
-    REQUIRED = "required", "Human review required"
-    BLOCKED = "blocked", "Blocked"
+    AUTO = "auto", _("Auto")
+    FLAGGED = "flagged", _("Flagged")
+    REQUIRED = "required", _("Human review required")
+    BLOCKED = "blocked", _("Blocked")
 
 
 FINAL_STATES = (State.COMPLETED, State.FAILED)

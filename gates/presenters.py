@@ -326,9 +326,14 @@ class Bar:
 def score_bars(decision: Decision) -> list[Bar]:
     policy = decision.report.policy if decision.report is not None else {}
     return [
-        Bar("sufficiency", decision.sufficiency, policy.get("tau"), policy.get("refusal_floor")),
-        Bar("completeness", decision.completeness, None),
-        Bar("cohesion", decision.cohesion, policy.get("cohesion_tau")),
+        Bar(
+            gettext("sufficiency"),
+            decision.sufficiency,
+            policy.get("tau"),
+            policy.get("refusal_floor"),
+        ),
+        Bar(gettext("completeness"), decision.completeness, None),
+        Bar(gettext("cohesion"), decision.cohesion, policy.get("cohesion_tau")),
     ]
 
 

@@ -29,7 +29,7 @@ from coordinates.coordinate import Coordinate
 from coordinates.models import RoleAssignment
 from coordinates.selectors import effective_policy, policy_history
 from coordinates.services import policy_update, role_grant, role_revoke
-from decisions import services
+from decisions import rereview, services
 from decisions.models import ClaimVerdict, Decision, Gate, State
 from decisions.representation import override_progress
 from gates import advice_views, conflicts, presenters, selectors
@@ -108,6 +108,8 @@ def queue(request: HttpRequest) -> HttpResponse:
         saved=SavedFilter.objects.filter(user__pk=int(request.user.pk or 0)),
         risk_flags=_risk_flags(request.user),
         note_limit=NOTE_LIMIT,
+        # Answers already given whose cited text has changed since: work of this queue too.
+        rereviews_open=rereview.rereviews_for(request.user).count(),  # type: ignore[arg-type]
     )
     return render(request, "queue/queue.html", context)
 

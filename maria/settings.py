@@ -231,6 +231,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "decisions.tasks.propose_calibrations",
         "schedule": 7 * 24 * 3600.0,
     },
+    # Paragraphs that disagree across a zone's documents which no ingest compared (the
+    # nightly look over every zone, evidence/knowledge.py).
+    "scan-knowledge-conflicts": {
+        "task": "evidence.tasks.scan_conflicts_nightly",
+        "schedule": 24 * 3600.0,
+    },
 }
 # Deployments (and test runs) sharing one Redis keep apart by queue name.
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_TASK_DEFAULT_QUEUE", default="celery")

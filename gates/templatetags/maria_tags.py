@@ -7,6 +7,7 @@ from typing import Any
 
 from django import template
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 register = template.Library()
 
@@ -84,3 +85,18 @@ def nav_pages(user: Any) -> dict[str, bool]:
         "audit": Role.AUDITOR in roles,
         "graph": bool(roles),
     }
+
+
+# The gates' own short words, as the badges show them (the values stay in classes and data).
+GATE_WORDS = {
+    "auto": gettext_lazy("auto"),
+    "flagged": gettext_lazy("flagged"),
+    "required": gettext_lazy("required"),
+    "blocked": gettext_lazy("blocked"),
+}
+
+
+@register.filter
+def gate_word(gate: Any) -> str:
+    """A gate as its badge says it, in the page's language; "–" for none."""
+    return str(GATE_WORDS.get(str(gate or ""), gate or "–"))

@@ -202,6 +202,8 @@ def test_the_page_shows_the_old_and_new_text_with_the_change_marked(
     _new_version(ingest, POLICY.replace("3 days", "2 days"))
     review = ReReview.objects.get()
     client.force_login(person("rui", Role.REVIEWER, ZONE))
+    queue = client.get("/queue/").content.decode()
+    assert "1 answer already given rests on text that has changed since" in queue
     html = client.get("/reviews/changed/").content.decode()
     assert f'id="rereview-{review.pk}"' in html
     assert '<mark class="failed">3 </mark>' in html
@@ -213,3 +215,17 @@ def test_the_page_shows_the_old_and_new_text_with_the_change_marked(
     ).content.decode()
     assert "Re-review closed." in closed
     assert "Nothing to review again." in closed
+
+
+def test_auditors_follow_the_trail_to_the_text_cited_and_the_text_now(
+    remote_answer: Decision, ingest: Callable[..., Any], person: Callable[..., Any], client: Any
+) -> None:
+    _new_version(ingest, POLICY.replace("3 days", "2 days"))
+    review = ReReview.objects.get()
+    client.force_login(person("otto", Role.AUDITOR, "G1"))
+    page = client.get(f"/audit/decisions/{remote_answer.pk}/").content.decode()
+    document = review.old_paragraph.version.document_id
+    cited = f"/documents/{document}/?version=1#p{review.old_paragraph.number}"
+    assert f'href="{cited}"' in page
+    assert f"/documents/{document}/?version=2#p" in page
+    assert client.get(cited.split("#")[0]).status_code == 200  # and may open it

@@ -123,6 +123,11 @@ def test_the_nightly_scan_finds_what_ingest_missed_and_one_bad_zone_stops_no_oth
         return real(zone=zone)
 
     monkeypatch.setattr(knowledge, "conflicts_scan_zone", scan)
+    # (what celery beat runs every night)
+    from django.conf import settings
+
+    nightly = settings.CELERY_BEAT_SCHEDULE["scan-knowledge-conflicts"]
+    assert nightly["task"] == tasks.scan_conflicts_nightly.name
     assert tasks.scan_conflicts_nightly.delay().get() == 1
     (found,) = _conflicts()
     assert (found.zone, found.found_by) == (ZONE, "nightly")
