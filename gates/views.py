@@ -270,7 +270,7 @@ def _approvals_needed(decision: Decision) -> int:
     return effective_policy(Coordinate.parse(decision.zone)).values.approvals_required
 
 
-ACTIONS: dict[str, Callable[..., Decision]] = {
+ACTIONS: dict[str, Callable[..., Any]] = {
     "claim": services.decision_claim,
     "release": services.decision_release,
     "approve": services.decision_approve,
