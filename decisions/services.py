@@ -36,7 +36,12 @@ from decisions.models import (
     PeriodicReview,
     State,
 )
-from decisions.outbox import outbox_send_after_commit, outbox_webhook
+from decisions.outbox import (
+    outbox_send_after_commit,
+    outbox_webhook,
+    webhook_token,
+    webhook_tokens,
+)
 from decisions.signals import validation_wanted, validations_taken
 from decisions.webhooks import (
     Release,
@@ -351,7 +356,7 @@ def _record_validations(
     ValidationReport.objects.bulk_create([report for _, report in judged])
     # Their own tasks would find them validated: the workers drop them unrun.
     transaction.on_commit(partial(_skip_validations, [d.pk for d, _ in judged]))
-    tokens = _webhook_tokens({d.proposed_by_id for d, _ in judged})
+    tokens = webhook_tokens({d.proposed_by_id for d, _ in judged})
     for decision, report in judged:
         seconds = (report.created_at - decision.created_at).total_seconds()
         transaction.on_commit(partial(VALIDATION_SECONDS.observe, seconds))
@@ -380,18 +385,6 @@ VALIDATED_FIELDS = [
     "attempts", "state", "due_at", "refusal", "outcome_reason", "claimed_by", "claimed_until",
     "updated_at",
 ]  # fmt: skip
-
-
-def _webhook_tokens(user_ids: set[int]) -> dict[int, ApiToken]:
-    """Each proposer's newest live token that has a webhook: where a released answer goes."""
-    tokens = ApiToken.objects.filter(user_id__in=user_ids, revoked_at__isnull=True).exclude(
-        webhook_url=""
-    )
-    return {token.user_id: token for token in tokens.order_by("created_at", "pk")}
-
-
-def _webhook_token(user_id: int) -> ApiToken | None:
-    return _webhook_tokens({user_id}).get(user_id)
 
 
 def _refusal(report: ValidationReport) -> dict[str, Any]:
@@ -458,7 +451,7 @@ def _route(
 def _deliver(
     decision: Decision, token: ApiToken | None, *, release: Release, reason: str = ""
 ) -> None:
-    """approved -> executed: release the answer to `token`'s webhook (`_webhook_tokens`) as
+    """approved -> executed: release the answer to `token`'s webhook (`outbox.webhook_tokens`) as
     `decision.completed`, whose 2xx completes it. Without one the agent polls, so the release
     is the delivery: executed -> completed at once. The caller saves the decision."""
     _transition(decision, "execute")
@@ -499,7 +492,7 @@ def _system_fail(
         events.decision_failed(decision, actor=None, reason=reason)
         if notify:
             outbox_webhook(
-                decision, _webhook_token(decision.proposed_by_id), failed_message(decision)
+                decision, webhook_token(decision.proposed_by_id), failed_message(decision)
             )
         _log_after_commit(message, level=logging.WARNING, decision_id=decision_id, reason=reason)
     return decision
@@ -806,7 +799,7 @@ def decision_approve(
         _push(decision, "decision.resolved")
         _log_after_commit("decision approved", decision_id=decision_id, user=user.get_username())
         _deliver(
-            decision, _webhook_token(decision.proposed_by_id), release="approved", reason=reason
+            decision, webhook_token(decision.proposed_by_id), release="approved", reason=reason
         )
         _save(decision)
     return decision
@@ -847,7 +840,7 @@ def decision_reject(
         _push(decision, "decision.resolved")
         outbox_webhook(
             decision,
-            _webhook_token(decision.proposed_by_id),
+            webhook_token(decision.proposed_by_id),
             rejected_message(decision, reviewer=user.get_username()),
         )
         _log_after_commit("decision rejected", decision_id=decision_id, user=user.get_username())
@@ -926,7 +919,7 @@ def decision_override(*, decision_id: int, user: User, reason: str) -> Decision:
             requested_by=first.reviewer.get_username(),
         )
         _deliver(
-            decision, _webhook_token(decision.proposed_by_id), release="overridden", reason=reason
+            decision, webhook_token(decision.proposed_by_id), release="overridden", reason=reason
         )
         _save(decision)
     return decision
@@ -983,7 +976,7 @@ def decision_send_back(*, decision_id: int, user: User, reason: str) -> Decision
         _push(decision, "decision.resolved")
         message = rejected_message(decision, reviewer=user.get_username())
         message["data"].update(outcome="more_evidence_needed", request=reason)
-        outbox_webhook(decision, _webhook_token(decision.proposed_by_id), message)
+        outbox_webhook(decision, webhook_token(decision.proposed_by_id), message)
         _log_after_commit(
             "decision sent back for more evidence",
             decision_id=decision_id,
@@ -1041,7 +1034,7 @@ def decisions_escalate_overdue() -> int:
             events.decision_escalated_overdue(decision, to=str(parent), was_due=was_due)
             _push(decision, "decision.escalated")
             outbox_webhook(
-                decision, _webhook_token(decision.proposed_by_id), escalated_message(decision)
+                decision, webhook_token(decision.proposed_by_id), escalated_message(decision)
             )
             moved += 1
             _log_after_commit("decision escalated", decision_id=decision_id, to=str(parent))
@@ -1108,7 +1101,7 @@ def decision_escalate_graph_answer(
         _push(decision, "decision.escalated")
         message = escalated_message(decision)
         message["data"]["reason"] = GRAPH_ESCALATION_REASON
-        outbox_webhook(decision, _webhook_token(user.pk), message)
+        outbox_webhook(decision, webhook_token(user.pk), message)
         _log_after_commit("graph answer escalated", decision_id=decision.pk, to=str(to))
     return decision
 

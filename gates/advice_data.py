@@ -15,9 +15,8 @@ from coordinates.coordinate import Coordinate, parse
 from coordinates.selectors import EffectivePolicy, beneath, effective_policy
 from decisions.events import Kind
 from decisions.models import ClaimVerdict, Decision
-from evidence.models import ValidationReport
 from gates import advice, kpis
-from gates.whatif import stored_score
+from gates.selectors import stored_scores
 from trail.ledger import SYSTEM
 from trail.models import TrailEvent
 
@@ -75,22 +74,7 @@ def advice_cases(coordinate: Coordinate, since: datetime) -> list[advice.Case]:
     """Every graded decision since `since` as an advice.Case: its stored numbers (as the
     what-if reads them), its zone's thresholds now, and its reviewers' outcome."""
     decisions = recent_decisions(coordinate, since)
-    stored = ValidationReport.objects.filter(pk__in=decisions.values("report_id")).values_list(
-        "pk",
-        "sufficiency",
-        "body__score__kept_confidence",
-        "body__score__claim_sufficiency",
-        "body__contradictions",
-    )
-    scores = {
-        pk: stored_score(
-            sufficiency=sufficiency,
-            kept_confidence=kept,
-            claim_sufficiency=claims,
-            contradictions=contradictions,
-        )
-        for pk, sufficiency, kept, claims, contradictions in stored
-    }
+    scores = stored_scores(decisions)
     wrong = reviewer_outcomes(decisions)
     by_zone: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for pk, report_id, zone in decisions.values_list("pk", "report_id", "zone"):

@@ -60,7 +60,7 @@ class QueueRow:
         return self.due_at is not None and self.due_at < timezone.now()
 
 
-def gate_reason(gate: str, mode: str, sufficiency: float | None, tau: float | None) -> str:
+def gate_reason(gate: str, sufficiency: float | None, tau: float | None) -> str:
     """Why a person must look: the number that fell short, or the evidence that disagrees."""
     if gate == "required" and sufficiency is not None and tau is not None:
         if sufficiency < tau:
@@ -98,7 +98,7 @@ def queue_rows(
                 question=_short(v["question"]),
                 gate=v["gate"],
                 mode=v["mode"],
-                reason=gate_reason(v["gate"], v["mode"], v["sufficiency"], tau),
+                reason=gate_reason(v["gate"], v["sufficiency"], tau),
                 sufficiency=v["sufficiency"],
                 tau=tau,
                 refusal_floor=refusal,

@@ -380,6 +380,27 @@ def zone_assignments(zone: Zone) -> list[RoleAssignment]:
     )
 
 
+def stored_scores(decisions: QuerySet[Decision]) -> dict[int, StoredScore]:
+    """What the decisions' stored reports were gated on, by report id: the numbers the
+    what-if and the threshold advice replay (gates.whatif.stored_score)."""
+    stored = ValidationReport.objects.filter(pk__in=decisions.values("report_id")).values_list(
+        "pk",
+        "sufficiency",
+        "body__score__kept_confidence",
+        "body__score__claim_sufficiency",
+        "body__contradictions",
+    )
+    return {
+        pk: stored_score(
+            sufficiency=sufficiency,
+            kept_confidence=kept,
+            claim_sufficiency=claims,
+            contradictions=contradictions,
+        )
+        for pk, sufficiency, kept, claims, contradictions in stored
+    }
+
+
 def zone_whatif(zone: Zone, overrides: dict[str, Any], *, days: int | None = None) -> WhatIf:
     """Replay the stored reports of the zone's (and its sub-zones') decisions of the last
     `days` days under the current and the proposed overrides."""
@@ -390,24 +411,10 @@ def zone_whatif(zone: Zone, overrides: dict[str, Any], *, days: int | None = Non
         report__isnull=False,
         created_at__gte=since,
     )
-    stored = ValidationReport.objects.filter(pk__in=decisions.values("report_id")).values_list(
-        "pk",
-        "sufficiency",
-        "body__score__kept_confidence",
-        "body__score__claim_sufficiency",
-        "body__contradictions",
-    )
     zone_of = dict(decisions.values_list("report_id", "zone"))
     by_zone: dict[str, list[StoredScore]] = defaultdict(list)
-    for pk, sufficiency, kept, claims, contradictions in stored:
-        by_zone[zone_of[pk]].append(
-            stored_score(
-                sufficiency=sufficiency,
-                kept_confidence=kept,
-                claim_sufficiency=claims,
-                contradictions=contradictions,
-            )
-        )
+    for pk, score in stored_scores(decisions).items():
+        by_zone[zone_of[pk]].append(score)
     clean = zone_policy.normalise_overrides(overrides)
     replays = []
     for coordinate, reports in sorted(by_zone.items()):
