@@ -267,6 +267,31 @@ class Worker:
         return self.log_path.read_text(errors="replace")[-4000:]
 
 
+@contextmanager
+def tasks_to_broker(**conf: Any) -> Iterator[None]:
+    """Tasks this process sends go to the broker, not inline: `task_always_eager` off and the
+    other Celery settings given (`broker_url`, `task_default_queue`), put back after.
+
+    The app reads Django's CELERY_* settings under its namespace, and which of the two an
+    `app.conf` key set at run time loses to depends on the Celery release (5.6 keeps the
+    Django one, 5.7 the key), so both are set; and the switch is checked, so that a test
+    that needs a worker never passes by running its tasks inline."""
+    from django.test import override_settings
+
+    from maria.celery import app
+
+    conf = {"task_always_eager": False, **conf}
+    saved = {key: app.conf[key] for key in conf}
+    with override_settings(**{f"CELERY_{key.upper()}": value for key, value in conf.items()}):
+        app.conf.update(conf)
+        try:
+            taken = {key: app.conf[key] for key in conf}
+            assert taken == conf, f"the Celery settings did not take: {taken} != {conf}"
+            yield
+        finally:
+            app.conf.update(saved)
+
+
 def retry_inline(monkeypatch: Any) -> list[int]:
     """Eager tasks retry inline, as a worker would, whatever CELERY_TASK_EAGER_PROPAGATES
     says (with it on, the first `self.retry()` escapes as an exception), and with no wait.

@@ -57,6 +57,7 @@ from tests.decisions.helpers import (
     kinds,
     second_session,
     sessions,
+    tasks_to_broker,
     wait_until,
 )
 from tests.samples import POLICY_EN
@@ -179,14 +180,8 @@ def _reset_broker_pools() -> None:
 def on_redis(policy_doc: Paragraph, redis_server: RedisServer) -> Iterator[str]:
     """This process sends its tasks to the test's Redis, and its cache and channel layer
     live there too, as the settings make them with REDIS_URL. Yields the queue's name."""
-    from maria.celery import app
-
     queue = f"maria-faults-{uuid.uuid4().hex[:8]}"
     url = redis_server.url
-    saved = {key: app.conf[key] for key in ("task_always_eager", "broker_url")}
-    saved["task_default_queue"] = app.conf.task_default_queue
-    app.conf.update(task_always_eager=False, broker_url=url, task_default_queue=queue)
-    _reset_broker_pools()
     redis_settings = override_settings(
         REDIS_URL=url,
         CACHES={
@@ -203,11 +198,11 @@ def on_redis(policy_doc: Paragraph, redis_server: RedisServer) -> Iterator[str]:
             }
         },
     )
-    with redis_settings:
+    with tasks_to_broker(broker_url=url, task_default_queue=queue), redis_settings:
+        _reset_broker_pools()
         try:
             yield queue
         finally:
-            app.conf.update(saved)
             _reset_broker_pools()
 
 

@@ -30,6 +30,7 @@ from tests.decisions.helpers import (
     retry_inline,
     second_session,
     sessions,
+    tasks_to_broker,
     wait_until,
 )
 from trail.models import TrailEvent
@@ -53,15 +54,10 @@ def broker_queue(
     """This test's own queue: tasks sent from here go to the broker, into it."""
     if not settings.REDIS_URL:
         pytest.skip("needs Redis (set REDIS_URL)")
-    from maria.celery import app
 
     queue = f"maria-test-{uuid.uuid4().hex[:10]}"
-    before = app.conf.task_always_eager, app.conf.task_default_queue
-    app.conf.task_always_eager, app.conf.task_default_queue = False, queue
-    try:
+    with tasks_to_broker(task_default_queue=queue):
         yield queue
-    finally:
-        app.conf.task_always_eager, app.conf.task_default_queue = before
     import redis
 
     # The queue and kombu's binding keys for it: only keys that carry this test's own name.
