@@ -23,6 +23,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from evidence import reasons as why
 from evidence.grounding import rule_verdict
 from evidence.numbers import extract_numbers
 from evidence.text import content_terms, split_sentences
@@ -153,8 +154,7 @@ def _one_way(one: str, other: str) -> tuple[str, str, tuple[str, ...]] | None:
             said = ", ".join(o.surface.strip() or str(o) for o in others)
             return (
                 "hard",
-                f"the values disagree: one says {quantity.surface.strip() or quantity}, "
-                f"the other {said}",
+                why.say(why.VALUES_DISAGREE, one=quantity.surface.strip() or quantity, other=said),
                 words,
             )
         # A negation or an antonym is cheap in talk ("I'm not sure"): it counts only between
@@ -165,12 +165,12 @@ def _one_way(one: str, other: str) -> tuple[str, str, tuple[str, ...]] | None:
             pairs = verdict.reversal_words
             said = "; ".join(f"one says {a!r}, the other {b!r}" for a, b in pairs[:2])
             words = tuple(w for pair in pairs[:2] for w in pair)
-            return "hard", f"they say the opposite: {said}", words
+            return "hard", why.say(why.OPPOSITE, said=said), words
         if soft is None:
             forces = frozenset().union(*(_forces(s) for s, _ in matches))
             differs = _differing_force(_forces(sentence), forces)
             if differs:
-                soft = ("soft", f"the same subject with another force or scope: {differs}", ())
+                soft = ("soft", why.say(why.FORCE_OR_SCOPE, differs=differs), ())
     return soft
 
 
@@ -186,7 +186,9 @@ def compare(older: Passage, newer: Passage) -> Disagreement | None:
         if kind == "soft":
             return None  # a new version that rewords the old one is what versions are for
         kind = "temporal"
-        reason = f"version {newer.version} changes what version {older.version} said: {reason}"
+        reason = why.say(
+            why.VERSION_CHANGES, newer=newer.version, older=older.version, reason=reason
+        )
     return Disagreement(older.key, newer.key, kind, reason, words)
 
 

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from evidence import reasons as why
 from evidence import verifier
 from evidence.actors import actor_conflicts
 from evidence.lexicon import (
@@ -446,7 +447,7 @@ def rule_verdict(claim: str, paragraph: str, *, similarity: float | None = None)
     if kind == "meta":
         return Grounding(
             True,
-            ["not a factual claim (meta-comment): needs no evidence"],
+            [why.META],
             kind,
             similarity=similarity,
         )
@@ -456,7 +457,7 @@ def rule_verdict(claim: str, paragraph: str, *, similarity: float | None = None)
     reasons = [_missing_reason(q, paragraph_numbers) for q in missing]
     if kind == "opinion":
         # A hedge or opinion needs no evidence, but a number it states still must be right.
-        reasons.insert(0, "not a factual claim (opinion or hedge): needs no evidence")
+        reasons.insert(0, why.OPINION)
         return Grounding(numbers_ok, reasons, kind, numbers_ok, missing, similarity=similarity)
 
     # Who does what, read from each sentence's grammar (evidence.actors); the party-list
@@ -484,20 +485,15 @@ def rule_verdict(claim: str, paragraph: str, *, similarity: float | None = None)
         threshold -= COVERAGE_RESCUE
     if coverage < threshold:
         absent = ", ".join(_surface_words(key_terms - covered, statement, claim_clauses)[:6])
-        reasons.append(
-            f"the cited paragraph never says this: only {coverage:.0%} of the claim's key "
-            f"terms appear in it (missing: {absent})"
-        )
+        reasons.append(why.say(why.NEVER_SAYS, coverage=f"{coverage:.0%}", missing=absent))
     condition = _added_condition(statement, paragraph, paragraph_terms)
     if condition is not None:
         span, absent_terms = condition
         absent = ", ".join(_surface_words(absent_terms, statement, claim_clauses))
-        reasons.append(
-            f"adds a condition the cited paragraph does not state: '{span}' (missing: {absent})"
-        )
+        reasons.append(why.say(why.ADDS_CONDITION, span=span, missing=absent))
     supported = numbers_ok and not reversal_words and coverage >= threshold and not condition
     if supported:
-        reasons.append(f"supported: numbers match, no reversal, {coverage:.0%} of key terms found")
+        reasons.append(why.say(why.SUPPORTED, coverage=f"{coverage:.0%}"))
     return Grounding(
         supported,
         reasons,
@@ -601,7 +597,7 @@ def _reversals(claim: _Clause, para: _Clause) -> list[tuple[str, str, str]]:
             (
                 f"party is {c_party}",
                 f"party is {p_party}",
-                f"wrong party: the claim names the {c_party}, the paragraph the {p_party}",
+                why.say(why.WRONG_PARTY, claimed=c_party, stated=p_party),
             )
         )
     return found
@@ -668,8 +664,12 @@ def _actor_reversals(statement: str, paragraph: str) -> list[tuple[str, str, str
             (
                 c_says,
                 p_says,
-                f"another actor: the cited paragraph says {stated.actor} ({stated.verb}); "
-                f"the claim says {claimed.actor}",
+                why.say(
+                    why.ANOTHER_ACTOR,
+                    stated=stated.actor,
+                    verb=stated.verb,
+                    claimed=claimed.actor,
+                ),
             )
         )
     return out
@@ -680,7 +680,7 @@ def _roles_swapped(claimed: str, stated: str) -> tuple[str, str, str]:
     return (
         c_says,
         p_says,
-        f"roles swapped: in the claim the {c_says}, in the cited paragraph the {p_says}",
+        why.say(why.ROLES_SWAPPED, claimed=claimed, stated=stated),
     )
 
 
@@ -703,11 +703,8 @@ def _negation_words(clause: _Clause) -> str:
 
 def _reversal_reason(claim_says: str, paragraph_says: str, group: str = "") -> str:
     if group == "edge":
-        return (
-            f"bound changed: claim says '{claim_says}', paragraph says '{paragraph_says}' "
-            "(whether the number itself is included)"
-        )
-    return f"reversed: claim says '{claim_says}', paragraph says '{paragraph_says}'"
+        return why.say(why.BOUND_CHANGED, claimed=claim_says, stated=paragraph_says)
+    return why.say(why.REVERSED, claimed=claim_says, stated=paragraph_says)
 
 
 def _missing_reason(quantity: Quantity, paragraph_numbers: tuple[Quantity, ...]) -> str:
@@ -715,8 +712,9 @@ def _missing_reason(quantity: Quantity, paragraph_numbers: tuple[Quantity, ...])
     kinds = {"percent", "points"} if quantity.kind in ("percent", "points") else {quantity.kind}
     alike = [p for p in paragraph_numbers if p.kind in kinds] or list(paragraph_numbers)
     says = ", ".join(dict.fromkeys(str(p) for p in alike[:4]))
-    tail = f" (it says {says})" if says else " (it states no number)"
-    return f"number {quantity} not found in the cited paragraph{tail}"
+    if says:
+        return why.say(why.NUMBER_MISSING, number=quantity, says=says)
+    return why.say(why.NUMBER_NONE, number=quantity)
 
 
 def claims_without_numbers_share(claims: list[str]) -> float:

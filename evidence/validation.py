@@ -20,6 +20,7 @@ from coordinates.coordinate import Coordinate, CoordinateError
 from coordinates.policy import FIELD_NAMES, PolicyValues
 from coordinates.selectors import EffectivePolicy
 from evidence import calibration, scoring, verifier
+from evidence import reasons as why
 from evidence.claims import align
 from evidence.grounding import check_claim, claims_without_numbers_share, classify_claim, cosine
 from evidence.judge import JudgeConfig, JudgeVerdict, judge_claim
@@ -80,17 +81,21 @@ def resolve_item(item: Item, zone: str, versions: Versions, paragraphs: CitedPar
     if version is None or version.document.zone.coordinate != zone:
         # Another zone's document reads as one that does not exist: the report (which the
         # zone's reviewers and auditors read) must not say that it exists, nor whose it is.
-        what = f"document {document}" + (f" version {wanted}" if wanted is not None else "")
         item.problem = (
-            f"fabricated citation or one outside the zone: {what} does not exist in {zone}"
+            why.say(why.NOT_IN_ZONE, document=document, zone=zone)
+            if wanted is None
+            else why.say(why.VERSION_NOT_IN_ZONE, document=document, version=wanted, zone=zone)
         )
         return
     number = int(cited["paragraph"])
     paragraph = paragraphs.get((version.pk, number))
     if paragraph is None:
-        item.problem = (
-            f"fabricated citation: document {document} version {version.version} has no "
-            f"paragraph {number} (it has {Paragraph.objects.filter(version=version).count()})"
+        item.problem = why.say(
+            why.NO_PARAGRAPH,
+            document=document,
+            version=version.version,
+            paragraph=number,
+            count=Paragraph.objects.filter(version=version).count(),
         )
         return
     start, end = cited.get("start"), cited.get("end")
@@ -99,9 +104,8 @@ def resolve_item(item: Item, zone: str, versions: Versions, paragraphs: CitedPar
         start = 0 if start is None else int(start)
         end = length if end is None else int(end)
         if not 0 <= start < end <= length:
-            item.problem = (
-                f"fabricated citation: offsets {start}..{end} lie outside paragraph {number} "
-                f"(0..{length})"
+            item.problem = why.say(
+                why.OFFSETS_OUTSIDE, start=start, end=end, paragraph=number, length=length
             )
             return
     item.paragraph, item.version = paragraph, version
@@ -212,7 +216,7 @@ def read_cited(bundles: Sequence[EvidenceBundle]) -> Cited:
 
 def _judge(item: Item, statement: str, similarity: float, now: datetime) -> None:
     if item.problem is not None or item.version is None:
-        item.reasons = [item.problem or "unresolved"]
+        item.reasons = [item.problem or why.UNRESOLVED]
         return
     verdict = check_claim(statement, item.span, similarity=similarity)
     version = item.version
@@ -236,7 +240,7 @@ def _judge(item: Item, statement: str, similarity: float, now: datetime) -> None
         item.aligned = (best[0].start, best[0].end) if best else None
     item.reasons = list(verdict.reasons)
     if version.is_superseded:
-        item.reasons.append(f"cites version {version.version}, which has been superseded")
+        item.reasons.append(why.say(why.SUPERSEDED, version=version.version))
     item.failed_words = [q.surface.strip() for q in verdict.missing_numbers if q.surface.strip()]
     item.failed_words += [claimed for claimed, _ in verdict.reversal_words]
     if not verdict.numbers_ok:
@@ -278,10 +282,7 @@ def _calibrate(item: Item, calibrated: CalibrationInForce) -> None:
 
 def calibration_reason(p: float, calibrated: CalibrationInForce) -> str:
     """Why the calibration vetoed an item, in the report's plain words."""
-    return (
-        f"reviewers in this zone reject claims like this: calibrated probability {p:.2f} "
-        f"(calibration v{calibrated.version})"
-    )
+    return why.say(why.CALIBRATED, p=f"{p:.2f}", version=calibrated.version)
 
 
 def _sides(contradiction: Mapping[str, Any]) -> tuple[int, frozenset[tuple[Any, Any, Any]]]:
@@ -306,9 +307,8 @@ def _conflict_json(claim: int, conflict: KnowledgeConflict) -> dict[str, Any]:
             }
             for side in (conflict.first, conflict.second)
         ],
-        "reason": (
-            f"the knowledge base disagrees with itself here: {conflict.reason} (open "
-            f"{conflict.kind} conflict {conflict.pk}, for the zone's admins to settle)"
+        "reason": why.say(
+            why.OPEN_CONFLICT, reason=conflict.reason, kind=conflict.kind, conflict=conflict.pk
         ),
     }
 
@@ -366,7 +366,7 @@ def _item_json(item: Item, confidence: float, kept: bool, floor: float) -> dict[
     if item.problem:
         dropped = item.problem
     elif not kept:
-        dropped = f"confidence {confidence:.3f} is below the floor {floor}"
+        dropped = why.say(why.BELOW_FLOOR, confidence=f"{confidence:.3f}", floor=floor)
     return {
         "cited": dict(item.cited),
         "submitted_confidence": item.cited.get("confidence"),
@@ -542,9 +542,9 @@ def evaluate_bundle(
         supported = kind != "factual" or any(e["kept"] and e["supported"] for e in evidence)
         reasons: list[str] = []
         if kind != "factual":
-            reasons.append(f"not a factual claim ({kind}): held to no evidence")
+            reasons.append(why.say(why.NOT_FACTUAL, kind=kind))
         elif not evidence:
-            reasons.append("no citation: an unsupported claim")
+            reasons.append(why.NO_CITATION)
         elif not supported:
             reasons.extend(r for e in evidence for r in e["reasons"][:2])
         claim_json.append(
@@ -579,7 +579,7 @@ def evaluate_bundle(
                     }
                     for i in (one, two)
                 ],
-                "reason": "cited paragraphs on the same subject disagree about this claim",
+                "reason": why.CITATIONS_DISAGREE,
             }
         )
     # A paragraph the knowledge base disputes (an open hard or temporal conflict, found on

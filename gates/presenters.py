@@ -66,7 +66,7 @@ def gate_reason(gate: str, sufficiency: float | None, tau: float | None) -> str:
         if sufficiency < tau:
             # (no answer mode here: for a decision a person must make it says nothing)
             return gettext("sufficiency %(s).2f < τ %(tau).2f") % {"s": sufficiency, "tau": tau}
-        return "cited evidence contradicts itself"
+        return gettext("cited evidence contradicts itself")
     return gate or "-"
 
 

@@ -7,7 +7,9 @@ from typing import Any
 
 from django import template
 from django.utils import timezone
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy
+
+from evidence.reasons import localise
 
 register = template.Library()
 
@@ -22,6 +24,13 @@ def bar_px(value: Any, width: int = BAR_WIDTH) -> int:
     except (TypeError, ValueError):
         return 0
     return round(max(0.0, min(1.0, number)) * int(width))
+
+
+@register.filter
+def reason(text: Any) -> str:
+    """An engine's reason, stored in English, in the reader's language (evidence.reasons);
+    a person's own words as they wrote them."""
+    return localise(str(text), gettext) if text else ""
 
 
 @register.filter
