@@ -13,6 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 from django.db import transaction
 from django.db.models import Case, Q, When
+from django.utils.translation import gettext, gettext_noop
 from numpy.typing import NDArray
 from scipy.sparse.csgraph import connected_components
 
@@ -183,7 +184,10 @@ def _no_evidence(
     body: dict[str, Any] = {
         **report,
         "no_evidence": True,
-        "answer": f"Nothing in the graph of {zone} bears on this question: no evidence, no gate.",
+        "answer": gettext(
+            "Nothing in the graph of %(zone)s bears on this question: no evidence, no gate."
+        )
+        % {"zone": zone},
         "subgraph": {"nodes": [], "edges": []},
         "structural_gaps": [],
         "components": [],
@@ -472,9 +476,36 @@ def _narrow(scopes: list[Coordinate], zone: Coordinate) -> list[Coordinate]:
     return inside
 
 
+# The answer is read by whoever asked, in their language (an agent's token asks in English);
+# its words are the node types and the relations, marked here for the catalogue.
+_WORDS = (
+    gettext_noop("person"),
+    gettext_noop("decision"),
+    gettext_noop("amount"),
+    gettext_noop("deadline"),
+    gettext_noop("document"),
+    gettext_noop("policy"),
+    gettext_noop("risk"),
+    gettext_noop("approved by"),
+    gettext_noop("proposed by"),
+    gettext_noop("depends on"),
+    gettext_noop("constrained by"),
+    gettext_noop("allocated from"),
+    gettext_noop("deadline for"),
+    gettext_noop("escalated to"),
+    gettext_noop("references"),
+    gettext_noop("mitigates"),
+    gettext_noop("caused by"),
+)
+
+
 def _fact(edge: dict[str, Any], labels: dict[str, str]) -> str:
-    verb = str(edge["type"]).replace("_", " ")
-    return f"{labels[edge['source']]} {verb} {labels[edge['target']]}."
+    verb = gettext(str(edge["type"]).replace("_", " "))
+    return gettext("%(source)s %(verb)s %(target)s.") % {
+        "source": labels[edge["source"]],
+        "verb": verb,
+        "target": labels[edge["target"]],
+    }
 
 
 def _answer_text(
@@ -486,16 +517,25 @@ def _answer_text(
 ) -> str | None:
     """The extractive answer: the facts the evidence edges state, and nothing more."""
     if outcome == "escalate" or not nodes:
-        where = escalated_to or "the parent level"
-        return None if nodes else f"No graph evidence; escalated to the authority of {where}."
-    labels = {str(n["key"]): f"{n['type']} “{n['label']}”" for n in nodes}
+        if nodes:
+            return None
+        if escalated_to is None:
+            return gettext("No graph evidence; escalated to the authority of the parent level.")
+        return gettext("No graph evidence; escalated to the authority of %(level)s.") % {
+            "level": escalated_to
+        }
+    labels = {
+        str(n["key"]): gettext("%(type)s “%(label)s”")
+        % {"type": gettext(str(n["type"])), "label": n["label"]}
+        for n in nodes
+    }
     facts = list(dict.fromkeys(_fact(e, labels) for e in edges))  # each fact once
-    text = " ".join(facts) if facts else "The evidence nodes are not linked to each other."
+    text = " ".join(facts) if facts else gettext("The evidence nodes are not linked to each other.")
     if outcome == "qualified":
-        text += (
-            f" Caution: the evidence falls into {len(pieces)} unlinked parts; the links "
-            "between them are not shown by the graph."
-        )
+        text += gettext(
+            " Caution: the evidence falls into %(parts)s unlinked parts; the links between "
+            "them are not shown by the graph."
+        ) % {"parts": len(pieces)}
     return text
 
 

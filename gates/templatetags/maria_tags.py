@@ -7,6 +7,8 @@ from typing import Any
 
 from django import template
 from django.utils import timezone
+from django.utils.html import format_html_join
+from django.utils.safestring import SafeString
 from django.utils.translation import gettext, gettext_lazy
 
 from evidence.reasons import localise
@@ -109,3 +111,12 @@ GATE_WORDS = {
 def gate_word(gate: Any) -> str:
     """A gate as its badge says it, in the page's language; "–" for none."""
     return str(GATE_WORDS.get(str(gate or ""), gate or "–"))
+
+
+@register.simple_tag
+def state_labels() -> SafeString:
+    """Each decision state's label as a data attribute (data-state-approved="..."), for the
+    script that shows a state it learns from the socket in the page's language."""
+    from decisions.models import State
+
+    return format_html_join(" ", 'data-state-{}="{}"', ((v, label) for v, label in State.choices))

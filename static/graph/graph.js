@@ -18,6 +18,17 @@
     return "rgb(255," + g + "," + g + ")";
   }
 
+  // The page's words, in its language: data-t-* attributes of the result section, with
+  // %(name)s parts filled in here (the server translated them; the script only fills).
+  function words(section) {
+    return function (key, parts) {
+      var text = section.getAttribute("data-t-" + key) || key;
+      return text.replace(/%\((\w+)\)s/g, function (_, name) {
+        return parts && name in parts ? String(parts[name]) : "";
+      });
+    };
+  }
+
   function draw(container, nodes, edges, gaps) {
     var elements = [];
     nodes.forEach(function (n) {
@@ -70,6 +81,7 @@
 
   function explorer(form) {
     var canvas = document.getElementById("graph-canvas");
+    var t = words(document.querySelector(".graph-result"));
     form.addEventListener("submit", function (event) {
       event.preventDefault();
       var data = new FormData(form);
@@ -89,7 +101,7 @@
         if (body.gate === null) {
           // Nothing in the graph bears on the question: no evidence, so no gate.
           gate.className = "graph-gate none";
-          gate.textContent = "no relevant evidence: no gate";
+          gate.textContent = t("no-gate");
           meter.value = 0;
           document.getElementById("graph-cohesion-text").textContent = "";
           document.getElementById("graph-answer").textContent = body.answer || "";
@@ -98,20 +110,21 @@
           return;
         }
         gate.className = "graph-gate " + body.gate;
-        gate.textContent = "gate: " + body.gate + (body.escalated_to ? " → authority of " + body.escalated_to : "");
+        gate.textContent = t("gate", { gate: t("gate-" + body.gate) }) +
+          (body.escalated_to ? t("escalated", { level: body.escalated_to }) : "");
         meter.value = body.cohesion;
         meter.low = body.cohesion_tau / 2;
         meter.optimum = 1;
         meter.high = body.cohesion_tau;
         document.getElementById("graph-cohesion-text").textContent =
-          "cohesion " + body.cohesion.toFixed(3) + " against threshold " + body.cohesion_tau;
+          t("cohesion", { cohesion: body.cohesion.toFixed(3), tau: body.cohesion_tau });
         document.getElementById("graph-answer").textContent = body.answer || "";
         var list = document.getElementById("graph-gaps");
         list.textContent = "";
         var dashed = [];
         body.structural_gaps.forEach(function (gap) {
           var li = document.createElement("li");
-          li.textContent = "structural gap between " + gap.between[0].join(", ") + " and " + gap.between[1].join(", ");
+          li.textContent = t("gap", { one: gap.between[0].join(", "), other: gap.between[1].join(", ") });
           list.appendChild(li);
           dashed.push([gap.between[0][0], gap.between[1][0]]);
         });

@@ -115,7 +115,7 @@
     } else if (event.type === "decision.resolved") {
       lockActions(t);
       var state = document.getElementById("state");
-      if (state) state.textContent = d.state;
+      if (state) state.textContent = state.getAttribute("data-state-" + d.state) || d.state;
     } else if (event.type === "decision.released" && d.claimed_by === null && !leaving) {
       window.location.reload();
     }
