@@ -7,6 +7,7 @@ from `trail.export.export_lines`. The file verifies offline with `verify_trail -
 from __future__ import annotations
 
 from django.http import StreamingHttpResponse
+from django.utils.translation import gettext
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -38,15 +39,15 @@ def _scopes(request: Request, zone: Coordinate | None) -> list[Coordinate] | Non
     """The chains this auditor may export: None means all of them (superusers)."""
     user = request.user
     if agent_of(request.auth) is not None:
-        raise _forbidden("agents cannot read the trail")
+        raise _forbidden(gettext("agents cannot read the trail"))
     superuser = bool(getattr(user, "is_superuser", False))
     scopes = None if superuser else role_scopes(user, [Role.AUDITOR])
     if scopes is not None and not scopes:
-        raise _forbidden("the trail is for auditors; you hold no auditor role")
+        raise _forbidden(gettext("the trail is for auditors; you hold no auditor role"))
     if zone is None:
         return scopes
     if not has_role(user, [Role.AUDITOR], zone):
-        raise _forbidden(f"{zone} is outside your auditor scope")
+        raise _forbidden(gettext("%(zone)s is outside your auditor scope") % {"zone": zone})
     return [zone]
 
 
@@ -100,13 +101,15 @@ class TrailExportView(APIView):
             zone = coordinate_from(zone_text, field="zone")
             if zone.depth > 4:
                 raise ApplicationError(
-                    f"{zone} is an agent; the trail is kept per zone-tree node", field="zone"
+                    gettext("%(zone)s is an agent; the trail is kept per zone-tree node")
+                    % {"zone": zone},
+                    field="zone",
                 )
         since_text = request.query_params.get("since")
         since = parse_since(since_text) if since_text is not None else None
         include = request.query_params.get("include")
         if include not in (None, "evidence"):
-            raise ApplicationError("include takes one value: evidence", field="include")
+            raise ApplicationError(gettext("include takes one value: evidence"), field="include")
         scopes = _scopes(request, zone)
         if zone is not None:
             zone_get(zone, field="zone")  # only now: an outsider learns nothing about zones
@@ -150,7 +153,7 @@ class TrailPublicKeyView(APIView):
     def get(self, request: Request) -> Response:
         key = signing.public_key()
         if key is None:
-            raise NotFound("checkpoints are not signed here (no MARIA_TRAIL_SIGNING_KEY)")
+            raise NotFound(gettext("checkpoints are not signed here (no MARIA_TRAIL_SIGNING_KEY)"))
         return Response(
             {"algorithm": signing.ALGORITHM, "key_id": key.key_id, "public_key": key.text}
         )

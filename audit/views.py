@@ -13,6 +13,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET
 
 from audit import selectors as audit_selectors
@@ -139,7 +140,7 @@ def audit_export(request: HttpRequest) -> StreamingHttpResponse:
     wanted = request.GET.get("decision", "")
     if wanted:
         if not wanted.isdigit():
-            raise NotFound("no such decision")
+            raise NotFound(gettext("no such decision"))
         decision = gate_selectors.decision_for(
             request.user, int(wanted), audit_selectors.AUDIT_ROLES
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -168,11 +169,15 @@ class ZonePolicyView(APIView):
         coord = coordinate_from(coordinate)
         if coord.depth > 4:
             raise ApplicationError(
-                f"{coord} is an agent; policies belong to zones and above", field="coordinate"
+                gettext("%(coordinate)s is an agent; policies belong to zones and above")
+                % {"coordinate": coord},
+                field="coordinate",
             )
         zone = zone_get(coord)
         if not can_see(request.user, coord, token=request.auth):
-            raise _forbidden(f"you have no role on or around {coord}")
+            raise _forbidden(
+                gettext("you have no role on or around %(coordinate)s") % {"coordinate": coord}
+            )
         return coord, zone
 
     @extend_schema(
@@ -193,12 +198,15 @@ class ZonePolicyView(APIView):
     def put(self, request: Request, coordinate: str) -> Response:
         coord, zone = self._zone(request, coordinate)
         if request.auth is not None and getattr(request.auth, "is_agent", False):
-            raise _forbidden("agents cannot change policies")
+            raise _forbidden(gettext("agents cannot change policies"))
         if not has_role(request.user, [Role.ZONE_ADMIN], coord):
-            raise _forbidden(f"only a zone admin of {coord} or above may change its policy")
+            raise _forbidden(
+                gettext("only a zone admin of %(zone)s or above may change its policy")
+                % {"zone": coord}
+            )
         body = request.data
         if not isinstance(body, dict):
-            raise ApplicationError("the body must be a JSON object", field=None)
+            raise ApplicationError(gettext("the body must be a JSON object"), field=None)
         overrides = {key: value for key, value in body.items() if key != "reason"}
         actor = request.user if isinstance(request.user, User) else None
         policy_update(zone=zone, overrides=overrides, reason=body.get("reason", ""), actor=actor)

@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from coordinates import events, policy
 from coordinates.coordinate import Coordinate, Level
@@ -32,7 +33,9 @@ def zone_add(*, coordinate: Coordinate, name: str = "") -> Zone:
     """Create the zone and any missing ancestors; an existing zone is returned unchanged."""
     if coordinate.level == Level.AGENT:
         raise ApplicationError(
-            f"{coordinate} is an agent; zones stop at the Z level", field="coordinate"
+            gettext("%(coordinate)s is an agent; zones stop at the Z level")
+            % {"coordinate": coordinate},
+            field="coordinate",
         )
 
     with transaction.atomic():
@@ -51,14 +54,23 @@ def zone_add(*, coordinate: Coordinate, name: str = "") -> Zone:
                 events.zone_created(zone)
             parent = zone
     if parent is None:  # unreachable: a coordinate has at least one level
-        raise ApplicationError("empty coordinate", field="coordinate")
+        raise ApplicationError(gettext("empty coordinate"), field="coordinate")
     return parent
 
 
-def _policy_problems_to_error(problems: list[policy.PolicyProblem], where: str = "") -> None:
+def _policy_problems_to_error(
+    problems: list[policy.PolicyProblem], inherited_by: str | None = None
+) -> None:
+    """Raise the first problem; `inherited_by` names the zone below where it shows."""
     if problems:
         first = problems[0]
-        raise ApplicationError(f"{first.message}{where}", code="invalid_policy", field=first.field)
+        message = first.message
+        if inherited_by is not None:
+            message = gettext("%(problem)s (in %(zone)s, which inherits it)") % {
+                "problem": first.message,
+                "zone": inherited_by,
+            }
+        raise ApplicationError(message, code="invalid_policy", field=first.field)
 
 
 def policy_update(
@@ -66,7 +78,9 @@ def policy_update(
 ) -> ZonePolicyVersion:
     """Make the zone's own overrides a new version, after checking it and every zone below."""
     if not isinstance(reason, str) or not reason.strip():
-        raise ApplicationError("a reason is required for every policy change", field="reason")
+        raise ApplicationError(
+            gettext("a reason is required for every policy change"), field="reason"
+        )
     _policy_problems_to_error(policy.check_overrides(overrides))
     clean = policy.normalise_overrides(overrides)
     with transaction.atomic():
@@ -83,8 +97,8 @@ def policy_update(
         affected = [locked, *Zone.objects.filter(coordinate__startswith=f"{locked.coordinate}.")]
         for below in affected:
             merged = effective_policy(below.coord, replace=(locked.coordinate, clean)).values
-            where = "" if below.pk == locked.pk else f" (in {below.coordinate}, which inherits it)"
-            _policy_problems_to_error(policy.check_effective(merged), where)
+            inherited_by = None if below.pk == locked.pk else below.coordinate
+            _policy_problems_to_error(policy.check_effective(merged), inherited_by)
         version = ZonePolicyVersion.objects.create(
             zone=locked,
             version=(current.version + 1) if current else 1,
@@ -115,17 +129,21 @@ def role_grant(
 ) -> RoleAssignment:
     if role not in Role.values:
         raise ApplicationError(
-            f"unknown role {role!r}; one of {', '.join(Role.values)}", field="role"
+            gettext("unknown role %(role)s; one of %(roles)s")
+            % {"role": repr(role), "roles": ", ".join(Role.values)},
+            field="role",
         )
     if scope.level == Level.AGENT:
         raise ApplicationError(
-            "roles are granted on a zone or above, not on an agent", field="scope"
+            gettext("roles are granted on a zone or above, not on an agent"), field="scope"
         )
     if is_agent_account(user):
         # An agent proposes answers; one that could also review or administer a zone could
         # approve its own answers and write other zones' graphs.
         raise ApplicationError(
-            f"{user.get_username()} is an agent's account: agents hold no roles", field="user"
+            gettext("%(user)s is an agent's account: agents hold no roles")
+            % {"user": user.get_username()},
+            field="user",
         )
     zone_get(scope, field="scope")
 
@@ -187,23 +205,27 @@ def token_issue(
 ) -> tuple[ApiToken, str]:
     """Issue a bearer token and return it with its key, which is never stored or shown again."""
     if (agent is None) == (user is None):
-        raise ApplicationError("a token belongs to exactly one agent or one person", field="agent")
+        raise ApplicationError(
+            gettext("a token belongs to exactly one agent or one person"), field="agent"
+        )
     if webhook_url and not is_webhook_url(webhook_url):
         raise ApplicationError(
-            f"the webhook must be an absolute http(s) URL, got {webhook_url[:200]!r}",
+            gettext("the webhook must be an absolute http(s) URL, got %(url)s")
+            % {"url": repr(webhook_url[:200])},
             field="webhook_url",
         )
     with transaction.atomic():
         if agent is not None:
             if agent.level != Level.AGENT:
                 raise ApplicationError(
-                    f"{agent} is a {agent.level}; tokens are issued to agents (G.U.P.Z.A)",
+                    gettext("%(agent)s is a %(level)s; tokens are issued to agents (G.U.P.Z.A)")
+                    % {"agent": agent, "level": agent.level},
                     field="agent",
                 )
             zone_get(agent.zone(), field="agent")
             user = agent_user(agent)
         if user is None:  # unreachable: checked above
-            raise ApplicationError("a token needs an owner", field="user")
+            raise ApplicationError(gettext("a token needs an owner"), field="user")
         key = _new_key()
         token = ApiToken.objects.create(
             key_hash=hash_key(key),
@@ -228,10 +250,10 @@ def token_authenticate(key: str) -> ApiToken:
     try:
         token = ApiToken.objects.select_related("user").get(key_hash=hash_key(key))
     except ApiToken.DoesNotExist:
-        raise NotAuthenticated("invalid token") from None
+        raise NotAuthenticated(gettext("invalid token")) from None
     if token.revoked_at is not None or not token.user.is_active:
         raise NotAuthenticated(
-            "this token has been revoked",
+            gettext("this token has been revoked"),
         )
     now = timezone.now()
     # Write last use at most once a minute: a busy agent must not turn reads into writes.

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.utils.translation import gettext
 from drf_spectacular.utils import (
     OpenApiParameter,
     extend_schema,
@@ -137,9 +138,9 @@ AdoptIn = {
 
 def _person(request: Request) -> User:
     if not isinstance(request.user, User):
-        raise NotAuthenticated("sign in first")
+        raise NotAuthenticated(gettext("sign in first"))
     if agent_of(request.auth) is not None:
-        raise Forbidden("agents have no say in calibrations")
+        raise Forbidden(gettext("agents have no say in calibrations"))
     return request.user
 
 
@@ -148,10 +149,17 @@ def _zone(request: Request, coordinate: str) -> Zone:
     does not exist (another zone's coordinate says nothing about it)."""
     coord = coordinate_from(coordinate)
     if coord.depth > 4:
-        raise ApplicationError(f"{coord} is an agent, not a zone", field="coordinate")
+        raise ApplicationError(
+            gettext("%(coordinate)s is an agent, not a zone") % {"coordinate": coord},
+            field="coordinate",
+        )
     zone = Zone.objects.filter(coordinate=str(coord)).first()
     if zone is None or not service.may_read(_person(request), zone):
-        raise NotFound(f"unknown zone {coord}", code="unknown_zone", field="coordinate")
+        raise NotFound(
+            gettext("unknown zone %(zone)s") % {"zone": coord},
+            code="unknown_zone",
+            field="coordinate",
+        )
     return zone
 
 
@@ -198,7 +206,7 @@ class ZoneCalibrationAdoptView(APIView):
         zone = _zone(request, coordinate)
         body = request.data
         if not isinstance(body, dict):
-            raise ApplicationError("the body must be a JSON object", field=None)
+            raise ApplicationError(gettext("the body must be a JSON object"), field=None)
         row = service.calibration_adopt(
             zone=zone, version=version, user=_person(request), reason=body.get("reason", "")
         )

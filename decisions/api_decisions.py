@@ -9,6 +9,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import (
@@ -161,7 +162,7 @@ class CitationIn(StrictSerializer):
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         start, end = attrs.get("start"), attrs.get("end")
         if start is not None and end is not None and end <= start:
-            raise serializers.ValidationError({"end": "end must be greater than start"})
+            raise serializers.ValidationError({"end": gettext("end must be greater than start")})
         return attrs
 
 
@@ -203,7 +204,9 @@ class DecisionIn(_Submission):
         for index, claim in enumerate(value):
             text = " ".join(claim["text"].split()).casefold()
             if text in seen:
-                raise serializers.ValidationError({str(index): {"text": "duplicate claim"}})
+                raise serializers.ValidationError(
+                    {str(index): {"text": gettext("duplicate claim")}}
+                )
             seen.add(text)
         return value
 
@@ -253,20 +256,32 @@ SubmissionIn = PolymorphicProxySerializer(
 def _check_sizes(request: Request) -> None:
     length = int(request.META.get("CONTENT_LENGTH") or 0)
     if length > MAX_BODY_BYTES:
-        raise _too_large(f"the body is {length} bytes; a decision may be at most {MAX_BODY_BYTES}")
+        raise _too_large(
+            gettext("the body is %(length)s bytes; a decision may be at most %(max)s")
+            % {"length": length, "max": MAX_BODY_BYTES}
+        )
     data = request.data
     sources = data.get("sources") if isinstance(data, dict) else None
     if isinstance(sources, list) and len(sources) > MAX_SOURCES:
-        raise _too_large(f"{len(sources)} sources; at most {MAX_SOURCES}", "sources")
+        raise _too_large(
+            gettext("%(count)s sources; at most %(max)s")
+            % {"count": len(sources), "max": MAX_SOURCES},
+            "sources",
+        )
     if isinstance(data, dict) and isinstance(data.get("claims"), list):
         claims = data["claims"]
         if len(claims) > MAX_CLAIMS:
-            raise _too_large(f"{len(claims)} claims; at most {MAX_CLAIMS}", "claims")
+            raise _too_large(
+                gettext("%(count)s claims; at most %(max)s")
+                % {"count": len(claims), "max": MAX_CLAIMS},
+                "claims",
+            )
         for index, claim in enumerate(claims):
             citations = claim.get("citations") if isinstance(claim, dict) else None
             if isinstance(citations, list) and len(citations) > MAX_CITATIONS:
                 raise _too_large(
-                    f"{len(citations)} citations; at most {MAX_CITATIONS} per claim",
+                    gettext("%(count)s citations; at most %(max)s per claim")
+                    % {"count": len(citations), "max": MAX_CITATIONS},
                     f"claims.{index}.citations",
                 )
 
@@ -276,8 +291,10 @@ def _incoming(data: Any) -> DecisionIn | PlainAnswerIn:
     if isinstance(data, dict) and "sources" in data:
         if "claims" in data:
             raise ApplicationError(
-                "send claims (the answer split and cited) or sources (a plain answer the "
-                "engine splits and aligns), not both",
+                gettext(
+                    "send claims (the answer split and cited) or sources (a plain answer "
+                    "the engine splits and aligns), not both"
+                ),
                 field="sources",
             )
         return PlainAnswerIn(data=data)
@@ -304,9 +321,9 @@ def _clean(payload: dict[str, Any]) -> dict[str, Any]:
 
 def _user(request: Request) -> User:
     if not isinstance(request.user, User):
-        raise NotAuthenticated("sign in first")
+        raise NotAuthenticated(gettext("sign in first"))
     if agent_of(request.auth) is not None:
-        raise Forbidden("agents cannot review decisions")
+        raise Forbidden(gettext("agents cannot review decisions"))
     return request.user
 
 
@@ -319,7 +336,7 @@ def _checked_idempotency_key(request: Request) -> str:
     key = request.headers.get("Idempotency-Key", "")
     if key and not IDEMPOTENCY_KEY.fullmatch(key):
         raise ApplicationError(
-            "Idempotency-Key must be 1 to 200 printable ASCII characters",
+            gettext("Idempotency-Key must be 1 to 200 printable ASCII characters"),
             field="Idempotency-Key",
         )
     return key
@@ -371,11 +388,15 @@ class DecisionListView(APIView):
         params = request.query_params
         if state := params.get("state"):
             if state not in State.values:
-                raise ApplicationError(f"unknown state {state!r}", field="state")
+                raise ApplicationError(
+                    gettext("unknown state %(state)s") % {"state": repr(state)}, field="state"
+                )
             decisions = decisions.filter(state=state)
         if gate := params.get("gate"):
             if gate not in Gate.values:
-                raise ApplicationError(f"unknown gate {gate!r}", field="gate")
+                raise ApplicationError(
+                    gettext("unknown gate %(gate)s") % {"gate": repr(gate)}, field="gate"
+                )
             decisions = decisions.filter(gate=gate)
         if zone := params.get("zone"):
             prefix = str(coordinate_from(zone, field="zone"))
@@ -387,15 +408,20 @@ class DecisionListView(APIView):
                 moment = None
             if moment is None or moment.tzinfo is None:
                 raise ApplicationError(
-                    "since must be an ISO 8601 date-time with a time zone", field="since"
+                    gettext("since must be an ISO 8601 date-time with a time zone"), field="since"
                 )
             decisions = decisions.filter(created_at__gte=moment)
         try:
             offset = max(int(params.get("offset", 0)), 0)
         except ValueError:
-            raise ApplicationError("offset must be a whole number", field="offset") from None
+            raise ApplicationError(
+                gettext("offset must be a whole number"), field="offset"
+            ) from None
         if offset > DATABASE_INT_MAX:
-            raise ApplicationError(f"offset must be at most {DATABASE_INT_MAX}", field="offset")
+            raise ApplicationError(
+                gettext("offset must be at most %(max)s") % {"max": DATABASE_INT_MAX},
+                field="offset",
+            )
         page = list(decisions.order_by("-created_at", "-pk")[offset : offset + PAGE_SIZE + 1])
         more = len(page) > PAGE_SIZE
         return Response(
@@ -427,7 +453,7 @@ class DecisionListView(APIView):
         token = request.auth
         if not isinstance(token, ApiToken) or not token.is_agent:
             raise Forbidden(
-                "decisions are submitted with an agent token",
+                gettext("decisions are submitted with an agent token"),
             )
         key = _checked_idempotency_key(request)
         _check_sizes(request)
@@ -461,7 +487,7 @@ class DecisionDetailView(APIView):
     def get(self, request: Request, pk: int) -> Response:
         decision = visible_decisions(request.user, request.auth).filter(pk=pk).first()
         if decision is None:
-            raise NotFound(f"no decision {pk}")
+            raise NotFound(gettext("no decision %(id)s") % {"id": pk})
         return Response(decision_detail(decision))
 
 
@@ -583,10 +609,10 @@ class DecisionActionView(APIView):
         body = request.data
         if not isinstance(body, dict):
             # A list or a number is not "no reason": it is not the body this action reads.
-            raise ApplicationError("the body must be a JSON object", field=None)
+            raise ApplicationError(gettext("the body must be a JSON object"), field=None)
         reason = body.get("reason", "")
         if not isinstance(reason, str):
-            raise ApplicationError("reason must be a string", field="reason")
+            raise ApplicationError(gettext("reason must be a string"), field="reason")
         if self.action == "claim":
             decision = services.decision_claim(decision_id=pk, user=user)
         elif self.action == "release":
@@ -645,7 +671,7 @@ class AskView(APIView):
         token = request.auth
         if not isinstance(token, ApiToken) or not token.is_agent:
             raise Forbidden(
-                "ask with an agent token: the answer is submitted as that agent",
+                gettext("ask with an agent token: the answer is submitted as that agent"),
             )
         key = _checked_idempotency_key(request)
         incoming = AskIn(data=request.data)
@@ -654,7 +680,7 @@ class AskView(APIView):
         agent = token.agent_coordinate
         if agent is None or agent.zone() != zone:
             raise Forbidden(
-                f"agent {agent} may ask only in its zone",
+                gettext("agent %(agent)s may ask only in its zone") % {"agent": agent},
             )
         result = ask(
             token=token,

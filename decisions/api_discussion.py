@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -53,7 +54,7 @@ class DecisionCommentsView(APIView):
     def get(self, request: Request, pk: int) -> Response:
         decision = Decision.objects.filter(pk=pk).first()
         if decision is None or not services.may_read(_user(request), decision):
-            raise NotFound(f"no decision {pk}")
+            raise NotFound(gettext("no decision %(id)s") % {"id": pk})
         return Response([comment_row(c) for c in decision.comments.select_related("author")])
 
     @extend_schema(
@@ -76,7 +77,9 @@ def _assignee(username: str | None) -> User | None:
         return None
     user = User.objects.filter(username=username).first()
     if user is None:
-        raise ApplicationError(f"no user {username}", field="assignee")
+        raise ApplicationError(
+            gettext("no user %(username)s") % {"username": username}, field="assignee"
+        )
     return user
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -113,9 +114,9 @@ PeriodicReviewClose = {
 
 def _reviewer(request: Request) -> User:
     if not isinstance(request.user, User):
-        raise NotAuthenticated("sign in first")
+        raise NotAuthenticated(gettext("sign in first"))
     if agent_of(request.auth) is not None:
-        raise Forbidden("agents cannot review decisions")
+        raise Forbidden(gettext("agents cannot review decisions"))
     return request.user
 
 
@@ -123,9 +124,11 @@ def _offset(raw: str | None) -> int:
     try:
         offset = max(int(raw or 0), 0)
     except ValueError:
-        raise ApplicationError("offset must be a whole number", field="offset") from None
+        raise ApplicationError(gettext("offset must be a whole number"), field="offset") from None
     if offset > DATABASE_INT_MAX:
-        raise ApplicationError(f"offset must be at most {DATABASE_INT_MAX}", field="offset")
+        raise ApplicationError(
+            gettext("offset must be at most %(max)s") % {"max": DATABASE_INT_MAX}, field="offset"
+        )
     return offset
 
 
@@ -219,7 +222,7 @@ class PeriodicReviewCloseView(APIView):
         user = _reviewer(request)
         body = request.data
         if not isinstance(body, dict):
-            raise ApplicationError("the body must be a JSON object", field=None)
+            raise ApplicationError(gettext("the body must be a JSON object"), field=None)
         review = periodic.periodic_review_close(
             review_id=pk, user=user, verdict=body.get("verdict"), note=body.get("note", "")
         )

@@ -15,6 +15,7 @@ from typing import Any
 
 from django.db.models import Q
 from django.http import StreamingHttpResponse
+from django.utils.translation import gettext
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.renderers import JSONRenderer
@@ -41,15 +42,17 @@ def export_scope(user: Any, token: object, zone: Coordinate | None) -> Q:
     auditor role on (everything for a superuser), narrowed to `zone` and beneath. 403 for an
     agent, for someone holding neither role, and for a zone none of their roles touches."""
     if agent_of(token) is not None:
-        raise Forbidden("agents cannot export reviews")
+        raise Forbidden(gettext("agents cannot export reviews"))
     if getattr(user, "is_superuser", False):
         scopes = None
     else:
         scopes = role_scopes(user, EXPORT_ROLES)
         if not scopes:
-            raise Forbidden("the reviews export is for zone admins and auditors")
+            raise Forbidden(gettext("the reviews export is for zone admins and auditors"))
         if zone is not None and not any(scope.related(zone) for scope in scopes):
-            raise Forbidden(f"{zone} is outside the zones you administer or audit")
+            raise Forbidden(
+                gettext("%(zone)s is outside the zones you administer or audit") % {"zone": zone}
+            )
     rows = within(scopes)
     if zone is not None:
         rows &= beneath(zone)
@@ -171,7 +174,10 @@ class ReviewsExportView(APIView):
         params = request.query_params
         zone = coordinate_from(params["zone"], field="zone") if params.get("zone") else None
         if zone is not None and zone.depth > 4:
-            raise ApplicationError(f"{zone} is an agent; reviews are kept per zone", field="zone")
+            raise ApplicationError(
+                gettext("%(zone)s is an agent; reviews are kept per zone") % {"zone": zone},
+                field="zone",
+            )
         since = parse_since(params["since"]) if params.get("since") else None
         rows = export_scope(request.user, request.auth, zone)
         if zone is not None:

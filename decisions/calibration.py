@@ -26,6 +26,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from coordinates.models import Role, Zone
 from coordinates.selectors import beneath, has_role
@@ -73,7 +74,8 @@ def calibration_get(zone: Zone, version: int) -> ZoneCalibration:
     row = ZoneCalibration.objects.filter(zone=zone, version=version).select_related("zone").first()
     if row is None:
         raise NotFound(
-            f"{zone.coordinate} has no calibration version {version}",
+            gettext("%(zone)s has no calibration version %(version)s")
+            % {"zone": zone.coordinate, "version": version},
             code="unknown_calibration",
             field="version",
         )
@@ -138,7 +140,7 @@ def calibration_propose(
     than `minimum` verdicts). The fit runs before the transaction, which only numbers and
     stores the version (the zone chain's lock serialises the numbering)."""
     if not isinstance(fitted_by, str) or not fitted_by.strip():
-        raise ApplicationError("say who or what fits the calibration", field="fitted_by")
+        raise ApplicationError(gettext("say who or what fits the calibration"), field="fitted_by")
     rows = _verdicts(zone)
     n = len(rows)
     if n < minimum:
@@ -299,7 +301,11 @@ def calibration_preview(
     report names) and as it would be with this version in force. A zone beneath with an
     adopted calibration of its own keeps it, so its decisions do not move. Changes nothing."""
     if not may_read(user, zone):
-        raise NotFound(f"unknown zone {zone.coordinate}", code="unknown_zone", field="coordinate")
+        raise NotFound(
+            gettext("unknown zone %(zone)s") % {"zone": zone.coordinate},
+            code="unknown_zone",
+            field="coordinate",
+        )
     candidate = in_force(calibration_get(zone, version))
     days = settings.MARIA_WHATIF_DAYS if days is None else days
     since = timezone.now() - timedelta(days=days)
@@ -367,13 +373,16 @@ def _calibrations_named(
 
 def _reason(reason: Any) -> str:
     if not isinstance(reason, str):
-        raise ApplicationError("reason must be a string", field="reason")
+        raise ApplicationError(gettext("reason must be a string"), field="reason")
     reason = reason.strip()
     if not reason:
-        raise ApplicationError("a reason is required to adopt a calibration", field="reason")
+        raise ApplicationError(
+            gettext("a reason is required to adopt a calibration"), field="reason"
+        )
     if len(reason) > REASON_LIMIT:
         raise ApplicationError(
-            f"a reason has at most {REASON_LIMIT} characters; this one has {len(reason)}",
+            gettext("a reason has at most %(limit)s characters; this one has %(length)s")
+            % {"limit": REASON_LIMIT, "length": len(reason)},
             field="reason",
         )
     return reason
@@ -389,20 +398,31 @@ def calibration_adopt(
     reason = _reason(reason)
     if not may_adopt(user, zone):
         if may_read(user, zone):
-            raise Forbidden(f"only a zone admin of {zone.coordinate} or above adopts a calibration")
-        raise NotFound(f"unknown zone {zone.coordinate}", code="unknown_zone", field="coordinate")
+            raise Forbidden(
+                gettext("only a zone admin of %(zone)s or above adopts a calibration")
+                % {"zone": zone.coordinate}
+            )
+        raise NotFound(
+            gettext("unknown zone %(zone)s") % {"zone": zone.coordinate},
+            code="unknown_zone",
+            field="coordinate",
+        )
     with transaction.atomic():
         ledger.lock(ledger.chain_for(zone.coordinate))
         rows = ZoneCalibration.objects.select_for_update().filter(zone=zone)
         row = rows.filter(version=version).select_related("zone").first()
         if row is None:
             raise NotFound(
-                f"{zone.coordinate} has no calibration version {version}",
+                gettext("%(zone)s has no calibration version %(version)s")
+                % {"zone": zone.coordinate, "version": version},
                 code="unknown_calibration",
                 field="version",
             )
         if row.status == ZoneCalibration.Status.ADOPTED:
-            raise Conflict(f"calibration version {version} of {zone.coordinate} is adopted already")
+            raise Conflict(
+                gettext("calibration version %(version)s of %(zone)s is adopted already")
+                % {"version": version, "zone": zone.coordinate}
+            )
         previous = rows.filter(status=ZoneCalibration.Status.ADOPTED).first()
         if previous is not None:
             # Retired first: the database allows one adopted version per zone.

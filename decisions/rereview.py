@@ -22,6 +22,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from coordinates.coordinate import Coordinate
 from coordinates.models import Role
@@ -191,7 +192,7 @@ def rereview_conflict(*, conflict_id: int) -> int:
 def rereviews_for(user: AbstractBaseUser, *, state: str = "open") -> QuerySet[ReReview]:
     """The re-reviews of the zones where the user reviews, oldest first."""
     if state not in ("open", "closed"):
-        raise ApplicationError("state must be open or closed", field="state")
+        raise ApplicationError(gettext("state must be open or closed"), field="state")
     rows = ReReview.objects.filter(within(_scopes(user)), closed_at__isnull=state == "open")
     return rows.select_related(
         "decision", "old_paragraph__version", "new_paragraph__version", "closed_by"
@@ -211,27 +212,31 @@ def rereview_close(
     answer is wrong now (it says what is wrong, for the agent's owners and the auditors)."""
     if verdict not in ReReview.Verdict.values:
         raise ApplicationError(
-            f"verdict must be one of {', '.join(ReReview.Verdict.values)}", field="verdict"
+            gettext("verdict must be one of %(verdicts)s")
+            % {"verdicts": ", ".join(ReReview.Verdict.values)},
+            field="verdict",
         )
     note = (note or "").strip()
     if verdict == ReReview.Verdict.WRONG and not note:
-        raise ApplicationError("say what is wrong now: a note is required", field="note")
+        raise ApplicationError(gettext("say what is wrong now: a note is required"), field="note")
     if len(note) > NOTE_LIMIT:
-        raise ApplicationError(f"at most {NOTE_LIMIT} characters", field="note")
+        raise ApplicationError(
+            gettext("at most %(limit)s characters") % {"limit": NOTE_LIMIT}, field="note"
+        )
     with transaction.atomic():
         try:
             review = (
                 ReReview.objects.select_for_update().select_related("decision").get(pk=rereview_id)
             )
         except ReReview.DoesNotExist as missing:
-            raise NotFound(f"no re-review {rereview_id}") from missing
+            raise NotFound(gettext("no re-review %(id)s") % {"id": rereview_id}) from missing
         where = Coordinate.parse(review.zone)
         if not can_see(user, where):  # another zone's item: as if there were none
-            raise NotFound(f"no re-review {rereview_id}")
+            raise NotFound(gettext("no re-review %(id)s") % {"id": rereview_id})
         if not has_role(user, REVIEW_ROLES, where):
-            raise Forbidden("closing a re-review needs the reviewer role in its zone")
+            raise Forbidden(gettext("closing a re-review needs the reviewer role in its zone"))
         if review.closed_at is not None:
-            raise Conflict(f"re-review {rereview_id} is closed already")
+            raise Conflict(gettext("re-review %(id)s is closed already") % {"id": rereview_id})
         review.verdict, review.note = verdict, note
         review.closed_by = user  # type: ignore[assignment]
         review.closed_at = timezone.now()

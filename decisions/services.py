@@ -20,6 +20,7 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
+from django.utils.translation import gettext, ngettext
 from django_fsm import ConcurrentTransition, TransitionNotAllowed
 
 from coordinates.coordinate import Coordinate
@@ -90,7 +91,7 @@ def _zone_change(zone: str, *, idempotency: str = "") -> Iterator[None]:
     """
     with transaction.atomic():
         if idempotency and not _advisory_lock(idempotency):
-            raise Conflict("a request with this Idempotency-Key is still being processed")
+            raise Conflict(gettext("a request with this Idempotency-Key is still being processed"))
         with ledger.holding(ledger.chain_for(zone)):
             yield
 
@@ -99,7 +100,7 @@ def _zone_of(decision_id: int) -> str:
     """A decision's zone never changes, so it is read before the transaction begins."""
     zone = Decision.objects.filter(pk=decision_id).values_list("zone", flat=True).first()
     if zone is None:
-        raise NotFound(f"no decision {decision_id}")
+        raise NotFound(gettext("no decision %(id)s") % {"id": decision_id})
     return zone
 
 
@@ -151,7 +152,9 @@ def _transition(decision: Decision, name: str) -> None:
         getattr(decision, name)()
     except TransitionNotAllowed:
         raise Conflict(
-            f"decision {decision.pk} is {decision.state}; it cannot be {name}d now"
+            # The transition's past participle, as the state machine names it (an identifier).
+            gettext("decision %(id)s is %(state)s; it cannot be %(done)s now")
+            % {"id": decision.pk, "state": decision.state, "done": f"{name}d"}
         ) from None
 
 
@@ -159,7 +162,9 @@ def _save(decision: Decision) -> None:
     try:
         decision.save()
     except ConcurrentTransition:
-        raise Conflict(f"decision {decision.pk} was changed by someone else first") from None
+        raise Conflict(
+            gettext("decision %(id)s was changed by someone else first") % {"id": decision.pk}
+        ) from None
 
 
 # --- submission ----------------------------------------------------------------------------
@@ -179,7 +184,7 @@ def _replay(existing: Decision, digest: str) -> Submitted:
     """The same key again: the first decision if the body is the same, 422 if it is not."""
     if existing.request_hash != digest:
         raise Unprocessable(
-            "this Idempotency-Key was used with a different request body",
+            gettext("this Idempotency-Key was used with a different request body"),
             code="idempotency_mismatch",
             field="Idempotency-Key",
         )
@@ -200,12 +205,18 @@ def decision_submit(
     """
     agent = token.agent_coordinate
     if agent is None:
-        raise Forbidden("only agent tokens submit decisions")
+        raise Forbidden(gettext("only agent tokens submit decisions"))
     zone = Coordinate.parse(payload["zone"])
     if Coordinate.parse(payload["agent"]) != agent:
-        raise Forbidden(f"this token belongs to agent {agent}; it may submit only as itself")
+        raise Forbidden(
+            gettext("this token belongs to agent %(agent)s; it may submit only as itself")
+            % {"agent": agent}
+        )
     if zone != agent.zone():
-        raise Forbidden(f"agent {agent} may submit only in its zone {agent.zone()}")
+        raise Forbidden(
+            gettext("agent %(agent)s may submit only in its zone %(zone)s")
+            % {"agent": agent, "zone": agent.zone()}
+        )
     if "claims" in payload:
         claims = list(payload["claims"])
     else:
@@ -523,10 +534,10 @@ def _locked_for(decision_id: int, user: User, roles: tuple[str, ...] = REVIEW_RO
     try:
         decision = Decision.objects.select_for_update().get(pk=decision_id)
     except Decision.DoesNotExist:
-        raise NotFound(f"no decision {decision_id}") from None
+        raise NotFound(gettext("no decision %(id)s") % {"id": decision_id}) from None
     if not has_role(user, roles, Coordinate.parse(decision.zone)):
         # The same answer as for a missing decision: other zones' ids stay private.
-        raise NotFound(f"no decision {decision_id}")
+        raise NotFound(gettext("no decision %(id)s") % {"id": decision_id})
     return decision
 
 
@@ -541,11 +552,12 @@ REASON_LIMIT = 2000
 
 def _limited_reason(reason: str) -> str:
     if not isinstance(reason, str):
-        raise ApplicationError("reason must be a string", field="reason")
+        raise ApplicationError(gettext("reason must be a string"), field="reason")
     reason = reason.strip()
     if len(reason) > REASON_LIMIT:
         raise ApplicationError(
-            f"a reason has at most {REASON_LIMIT} characters; this one has {len(reason)}",
+            gettext("a reason has at most %(limit)s characters; this one has %(length)s")
+            % {"limit": REASON_LIMIT, "length": len(reason)},
             field="reason",
         )
     return reason
@@ -554,7 +566,7 @@ def _limited_reason(reason: str) -> str:
 def _require_reason(reason: str) -> str:
     reason = _limited_reason(reason)
     if not reason:
-        raise ApplicationError("a reason is required", field="reason")
+        raise ApplicationError(gettext("a reason is required"), field="reason")
     return reason
 
 
@@ -582,12 +594,13 @@ class Verdict:
 def _verdict_read(entry: object, where: str) -> Verdict:
     if not isinstance(entry, dict):
         raise ApplicationError(
-            "each claim verdict is an object {index, supported, note}", field=where
+            gettext("each claim verdict is an object {index, supported, note}"), field=where
         )
     unknown = sorted(str(key) for key in entry if key not in VERDICT_FIELDS)
     if unknown:
         raise ApplicationError(
-            f"unknown field {unknown[0]!r}; a claim verdict has index, supported and note",
+            gettext("unknown field %(field)s; a claim verdict has index, supported and note")
+            % {"field": repr(unknown[0])},
             field=f"{where}.{unknown[0]}",
         )
     index = entry.get("index")
@@ -596,21 +609,24 @@ def _verdict_read(entry: object, where: str) -> Verdict:
     # bool is an int to Python, never to a client: true is not claim 1.
     if not isinstance(index, int) or isinstance(index, bool) or index < 0:
         raise ApplicationError(
-            "index is required: a whole number from 0, the claim's place in the bundle",
+            gettext("index is required: a whole number from 0, the claim's place in the bundle"),
             field=f"{where}.index",
         )
     supported = entry.get("supported")
     if not isinstance(supported, bool):
-        raise ApplicationError("supported is required: true or false", field=f"{where}.supported")
+        raise ApplicationError(
+            gettext("supported is required: true or false"), field=f"{where}.supported"
+        )
     note = entry.get("note", "")
     if note is None:
         note = ""
     if not isinstance(note, str):
-        raise ApplicationError("note must be a string", field=f"{where}.note")
+        raise ApplicationError(gettext("note must be a string"), field=f"{where}.note")
     # Measured as sent, as the schema's maxLength and the page's maxlength count it.
     if len(note) > REASON_LIMIT:
         raise ApplicationError(
-            f"a note has at most {REASON_LIMIT} characters; this one has {len(note)}",
+            gettext("a note has at most %(limit)s characters; this one has %(length)s")
+            % {"limit": REASON_LIMIT, "length": len(note)},
             field=f"{where}.note",
         )
     return Verdict(index=index, supported=supported, note=note.strip())
@@ -623,10 +639,13 @@ def claim_verdicts_read(claims: object) -> list[Verdict]:
     if claims is None:
         return []
     if not isinstance(claims, list):
-        raise ApplicationError("claims must be a list of {index, supported, note}", field="claims")
+        raise ApplicationError(
+            gettext("claims must be a list of {index, supported, note}"), field="claims"
+        )
     if len(claims) > MAX_CLAIMS:
         raise ApplicationError(
-            f"{len(claims)} claim verdicts; a decision has at most {MAX_CLAIMS} claims",
+            gettext("%(count)s claim verdicts; a decision has at most %(max)s claims")
+            % {"count": len(claims), "max": MAX_CLAIMS},
             field="claims",
         )
     verdicts: list[Verdict] = []
@@ -635,7 +654,8 @@ def claim_verdicts_read(claims: object) -> list[Verdict]:
         verdict = _verdict_read(entry, f"claims.{position}")
         if verdict.index in seen:
             raise ApplicationError(
-                f"claim {verdict.index} is named twice", field=f"claims.{position}.index"
+                gettext("claim %(index)s is named twice") % {"index": verdict.index},
+                field=f"claims.{position}.index",
             )
         seen.add(verdict.index)
         verdicts.append(verdict)
@@ -646,8 +666,14 @@ def _verdicts_checked(verdicts: Sequence[Verdict], count: int) -> None:
     for position, verdict in enumerate(verdicts):
         if verdict.index >= count:
             raise ApplicationError(
-                f"claim {verdict.index} does not exist; this decision has {count} "
-                f"claim{'s' if count != 1 else ''} (0 to {count - 1})",
+                ngettext(
+                    "claim %(index)s does not exist; this decision has %(count)s claim "
+                    "(0 to %(last)s)",
+                    "claim %(index)s does not exist; this decision has %(count)s claims "
+                    "(0 to %(last)s)",
+                    count,
+                )
+                % {"index": verdict.index, "count": count, "last": count - 1},
                 field=f"claims.{position}.index",
             )
 
@@ -723,11 +749,17 @@ def decision_claim(*, decision_id: int, user: User) -> Decision:
     with _changing(decision_id):
         decision = _locked_for(decision_id, user)
         if decision.state != State.APPROVAL_REQUIRED:
-            raise Conflict(f"decision {decision_id} is {decision.state}; nothing to claim")
+            raise Conflict(
+                gettext("decision %(id)s is %(state)s; nothing to claim")
+                % {"id": decision_id, "state": decision.state}
+            )
         if _held_by_other(decision, user):
-            raise Conflict(f"decision {decision_id} is claimed by {decision.claimed_by}")
+            raise Conflict(
+                gettext("decision %(id)s is claimed by %(user)s")
+                % {"id": decision_id, "user": decision.claimed_by}
+            )
         if decision.proposed_by_id == user.pk:
-            raise Forbidden("nobody reviews a decision they proposed")
+            raise Forbidden(gettext("nobody reviews a decision they proposed"))
         decision.claimed_by = user
         decision.claimed_until = timezone.now() + timedelta(minutes=CLAIM_MINUTES)
         decision.save(update_fields=["claimed_by", "claimed_until", "updated_at"])
@@ -741,11 +773,14 @@ def decision_release(*, decision_id: int, user: User) -> Decision:
     with _changing(decision_id):
         decision = _locked_for(decision_id, user)
         if decision.state != State.APPROVAL_REQUIRED or decision.claimed_by_id is None:
-            raise Conflict(f"decision {decision_id} is not claimed")
+            raise Conflict(gettext("decision %(id)s is not claimed") % {"id": decision_id})
         if decision.claimed_by_id != user.pk and not has_role(
             user, [Role.ZONE_ADMIN], Coordinate.parse(decision.zone)
         ):
-            raise Forbidden(f"decision {decision_id} is claimed by {decision.claimed_by}")
+            raise Forbidden(
+                gettext("decision %(id)s is claimed by %(user)s")
+                % {"id": decision_id, "user": decision.claimed_by}
+            )
         decision.claimed_by = None
         decision.claimed_until = None
         decision.save(update_fields=["claimed_by", "claimed_until", "updated_at"])
@@ -769,13 +804,21 @@ def decision_approve(
     with _changing(decision_id):
         decision = _locked_for(decision_id, user)
         if decision.state != State.APPROVAL_REQUIRED:
-            raise Conflict(f"decision {decision_id} is {decision.state}; it cannot be approved")
+            raise Conflict(
+                gettext("decision %(id)s is %(state)s; it cannot be approved")
+                % {"id": decision_id, "state": decision.state}
+            )
         if decision.proposed_by_id == user.pk:
-            raise Forbidden("nobody approves a decision they proposed")
+            raise Forbidden(gettext("nobody approves a decision they proposed"))
         if _held_by_other(decision, user):
-            raise Conflict(f"decision {decision_id} is claimed by {decision.claimed_by}")
+            raise Conflict(
+                gettext("decision %(id)s is claimed by %(user)s")
+                % {"id": decision_id, "user": decision.claimed_by}
+            )
         if Approval.objects.filter(decision=decision, reviewer=user).exists():
-            raise Conflict("you have approved this decision already; another reviewer must")
+            raise Conflict(
+                gettext("you have approved this decision already; another reviewer must")
+            )
         _verdicts_checked(verdicts, _claim_count(decision))
         Approval.objects.create(decision=decision, reviewer=user, reason=reason)
         _verdicts_record(decision, user, ClaimVerdict.Action.APPROVE, verdicts)
@@ -819,15 +862,23 @@ def decision_reject(
     with _changing(decision_id):
         decision = _locked_for(decision_id, user)
         if decision.state != State.APPROVAL_REQUIRED:
-            raise Conflict(f"decision {decision_id} is {decision.state}; it cannot be rejected")
+            raise Conflict(
+                gettext("decision %(id)s is %(state)s; it cannot be rejected")
+                % {"id": decision_id, "state": decision.state}
+            )
         if _held_by_other(decision, user):
-            raise Conflict(f"decision {decision_id} is claimed by {decision.claimed_by}")
+            raise Conflict(
+                gettext("decision %(id)s is claimed by %(user)s")
+                % {"id": decision_id, "user": decision.claimed_by}
+            )
         count = _claim_count(decision)
         _verdicts_checked(verdicts, count)
         if count and all(v.supported for v in verdicts):
             raise ApplicationError(
-                "mark at least one claim unsupported (supported: false): a rejection names "
-                "the claim that is wrong",
+                gettext(
+                    "mark at least one claim unsupported (supported: false): a rejection "
+                    "names the claim that is wrong"
+                ),
                 field="claims",
             )
         _verdicts_record(decision, user, ClaimVerdict.Action.REJECT, verdicts)
@@ -877,16 +928,23 @@ def decision_override(*, decision_id: int, user: User, reason: str) -> Decision:
     with _changing(decision_id):
         decision = _locked_for(decision_id, user, roles=(Role.ZONE_ADMIN,))
         if not user.has_perm("decisions.override_blocked"):
-            raise Forbidden("overriding a blocked decision needs the override_blocked permission")
+            raise Forbidden(
+                gettext("overriding a blocked decision needs the override_blocked permission")
+            )
         if decision.state != State.FAILED or decision.gate != Gate.BLOCKED:
-            raise Conflict(f"only a blocked decision can be overridden; {decision_id} is not")
+            raise Conflict(
+                gettext("only a blocked decision can be overridden; %(id)s is not")
+                % {"id": decision_id}
+            )
         if decision.proposed_by_id == user.pk:
-            raise Forbidden("nobody overrides a decision they proposed")
+            raise Forbidden(gettext("nobody overrides a decision they proposed"))
         earlier = list(Approval.objects.filter(decision=decision).select_related("reviewer"))
         if any(a.reviewer_id == user.pk for a in earlier):
             raise Conflict(
-                "you asked for this override already; a second person with the "
-                "override_blocked permission must complete it"
+                gettext(
+                    "you asked for this override already; a second person with the "
+                    "override_blocked permission must complete it"
+                )
             )
         Approval.objects.create(decision=decision, reviewer=user, reason=reason)
         given = len(earlier) + 1
@@ -954,21 +1012,33 @@ def decision_send_back(*, decision_id: int, user: User, reason: str) -> Decision
     with _changing(decision_id):
         decision = _locked_for(decision_id, user)
         if decision.state != State.APPROVAL_REQUIRED:
-            raise Conflict(f"decision {decision_id} is {decision.state}; it cannot be sent back")
+            raise Conflict(
+                gettext("decision %(id)s is %(state)s; it cannot be sent back")
+                % {"id": decision_id, "state": decision.state}
+            )
         if not decision.escalated_to:
             raise Conflict(
-                f"decision {decision_id} was not escalated; only the authority it goes up to "
-                "sends it back (reject it instead)"
+                gettext(
+                    "decision %(id)s was not escalated; only the authority it goes up to "
+                    "sends it back (reject it instead)"
+                )
+                % {"id": decision_id}
             )
         if not may_send_back(decision, user):
             raise Forbidden(
-                f"only the authority of {decision.escalated_to}, to which decision "
-                f"{decision_id} was escalated, may send it back"
+                gettext(
+                    "only the authority of %(escalated_to)s, to which decision %(id)s was "
+                    "escalated, may send it back"
+                )
+                % {"escalated_to": decision.escalated_to, "id": decision_id}
             )
         if decision.proposed_by_id == user.pk:
-            raise Forbidden("nobody reviews a decision they proposed")
+            raise Forbidden(gettext("nobody reviews a decision they proposed"))
         if _held_by_other(decision, user):
-            raise Conflict(f"decision {decision_id} is claimed by {decision.claimed_by}")
+            raise Conflict(
+                gettext("decision %(id)s is claimed by %(user)s")
+                % {"id": decision_id, "user": decision.claimed_by}
+            )
         decision.outcome_reason = f"{MORE_EVIDENCE}: {reason}"
         _transition(decision, "fail")
         _save(decision)
@@ -1132,9 +1202,11 @@ READ_ROLES = (Role.REVIEWER, Role.ZONE_ADMIN, Role.AUDITOR)
 def decision_comment(*, decision_id: int, user: User, text: str) -> Comment:
     text = (text or "").strip()
     if not text:
-        raise ApplicationError("a comment needs some text", field="text")
+        raise ApplicationError(gettext("a comment needs some text"), field="text")
     if len(text) > COMMENT_LIMIT:
-        raise ApplicationError(f"at most {COMMENT_LIMIT} characters", field="text")
+        raise ApplicationError(
+            gettext("at most %(limit)s characters") % {"limit": COMMENT_LIMIT}, field="text"
+        )
     with _changing(decision_id):
         decision = _locked_for(decision_id, user, roles=READ_ROLES)
         comment = Comment.objects.create(decision=decision, author=user, text=text)
@@ -1147,15 +1219,21 @@ def decision_assign(*, decision_id: int, user: User, assignee: User | None) -> D
     with _changing(decision_id):
         decision = _locked_for(decision_id, user)
         if decision.state != State.APPROVAL_REQUIRED:
-            raise Conflict(f"decision {decision_id} is {decision.state}; nothing to assign")
+            raise Conflict(
+                gettext("decision %(id)s is %(state)s; nothing to assign")
+                % {"id": decision_id, "state": decision.state}
+            )
         if assignee is not None:
             if not has_role(assignee, REVIEW_ROLES, Coordinate.parse(decision.zone)):
                 raise ApplicationError(
-                    f"{assignee.get_username()} does not review {decision.zone}",
+                    gettext("%(user)s does not review %(zone)s")
+                    % {"user": assignee.get_username(), "zone": decision.zone},
                     field="assignee",
                 )
             if assignee.pk == decision.proposed_by_id:
-                raise ApplicationError("nobody reviews a decision they proposed", field="assignee")
+                raise ApplicationError(
+                    gettext("nobody reviews a decision they proposed"), field="assignee"
+                )
         decision.assigned_to = assignee
         decision.save(update_fields=["assigned_to", "updated_at"])
         events.decision_assigned(
@@ -1170,7 +1248,7 @@ def decisions_bulk(
 ) -> dict[int, str]:
     """Release or assign several decisions: for each, "ok" or why not."""
     if action not in ("release", "assign"):
-        raise ApplicationError("action must be release or assign", field="action")
+        raise ApplicationError(gettext("action must be release or assign"), field="action")
     outcome: dict[int, str] = {}
     for decision_id in dict.fromkeys(decision_ids):
         try:

@@ -240,11 +240,15 @@ def _scoped(user: Any, coordinate: Coordinate) -> None:
     """Like the KPIs: a zone admin or auditor of the zone or above reads it; someone who is
     neither anywhere is refused outright (403), another zone is a 404 like a missing one."""
     if not getattr(user, "is_superuser", False) and not role_scopes(user, kpis.KPI_ROLES):
-        raise Forbidden("the threshold advice is for zone admins and auditors")
+        raise Forbidden(_("the threshold advice is for zone admins and auditors"))
     if not Zone.objects.filter(coordinate=str(coordinate)).exists() or not kpis.may_read(
         user, coordinate
     ):
-        raise NotFound(f"unknown zone {coordinate}", code="unknown_zone", field="coordinate")
+        raise NotFound(
+            _("unknown zone %(zone)s") % {"zone": coordinate},
+            code="unknown_zone",
+            field="coordinate",
+        )
 
 
 class ZoneAdviceView(APIView):
@@ -282,7 +286,10 @@ class ZoneAdviceView(APIView):
     def get(self, request: Request, coordinate: str) -> Response:
         coord = coordinate_from(coordinate)
         if coord.depth > 4:
-            raise ApplicationError(f"{coord} is an agent, not a zone", field="coordinate")
+            raise ApplicationError(
+                _("%(coordinate)s is an agent, not a zone") % {"coordinate": coord},
+                field="coordinate",
+            )
         _scoped(request.user, coord)
         query = advice_query(request.query_params)
         found, p_requery = advice_data.zone_advice(

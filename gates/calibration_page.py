@@ -35,10 +35,10 @@ def _zone_for(user: Any, coordinate: str) -> Zone:
     try:
         parsed = parse(coordinate)
     except CoordinateError:
-        raise NotFound("no such zone") from None
+        raise NotFound(_("no such zone")) from None
     zone = Zone.objects.filter(coordinate=str(parsed)).first()
     if zone is None or parsed.depth > 4 or not service.may_read(user, zone):
-        raise NotFound("no such zone")
+        raise NotFound(_("no such zone"))
     return zone
 
 

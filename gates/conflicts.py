@@ -138,7 +138,7 @@ def _row_json(row: ConflictRow) -> dict[str, Any]:
 def _state(value: Any) -> str:
     state = value or "open"
     if state not in ("open", "resolved"):
-        raise ApplicationError("state must be open or resolved", field="state")
+        raise ApplicationError(_("state must be open or resolved"), field="state")
     return str(state)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_GET
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -33,7 +33,11 @@ def _zone_for(user: Any, coordinate: Coordinate) -> Zone:
     not exist (another zone's coordinate says nothing about it)."""
     zone = Zone.objects.filter(coordinate=str(coordinate)).first()
     if zone is None or not kpis.may_read(user, coordinate):
-        raise NotFound(f"unknown zone {coordinate}", code="unknown_zone", field="coordinate")
+        raise NotFound(
+            gettext("unknown zone %(zone)s") % {"zone": coordinate},
+            code="unknown_zone",
+            field="coordinate",
+        )
     return zone
 
 
@@ -64,7 +68,10 @@ class ZoneKpisView(APIView):
     def get(self, request: Request, coordinate: str) -> Response:
         coord = coordinate_from(coordinate)
         if coord.depth > 4:
-            raise ApplicationError(f"{coord} is an agent, not a zone", field="coordinate")
+            raise ApplicationError(
+                gettext("%(coordinate)s is an agent, not a zone") % {"coordinate": coord},
+                field="coordinate",
+            )
         _zone_for(request.user, coord)
         window = kpis.window_from(request.query_params)
         return Response(kpis.zone_kpis(coord, window))
@@ -180,7 +187,7 @@ def zone_dashboard(request: HttpRequest, coordinate: str) -> HttpResponse:
     try:
         coord = parse(coordinate)
     except CoordinateError:
-        raise NotFound("no such zone") from None
+        raise NotFound(gettext("no such zone")) from None
     zone = _zone_for(request.user, coord)
     problem = None
     try:

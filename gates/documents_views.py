@@ -106,12 +106,12 @@ def _upload(request: HttpRequest, form: UploadForm, supersedes: Document | None)
 @require_http_methods(["GET", "POST"])
 def document_list(request: HttpRequest) -> HttpResponse:
     if reader_scopes(request.user) == [] and not _admin_zones(request.user):
-        raise NotFound("no documents for you here")
+        raise NotFound(_("no documents for you here"))
     zones = _admin_zones(request.user)
     form = UploadForm(request.POST or None, request.FILES or None, zones=zones)
     if request.method == "POST":
         if not zones:
-            raise NotFound("you administer no zone")
+            raise NotFound(_("you administer no zone"))
         if form.is_valid() and (document := _upload(request, form, None)) is not None:
             return redirect("document-page", pk=document.pk)
     zone = request.GET.get("zone", "").strip()
@@ -150,7 +150,7 @@ def document_page(request: HttpRequest, pk: int) -> HttpResponse:
         if request.method == "POST" and form.is_valid() and _upload(request, form, document):
             return redirect("document-page", pk=document.pk)
     elif request.method == "POST":
-        raise NotFound("you may not add versions here")
+        raise NotFound(_("you may not add versions here"))
     versions = list(document.versions.order_by("-version"))
     try:
         shown_number = int(request.GET.get("version") or versions[0].version)

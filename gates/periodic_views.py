@@ -112,7 +112,7 @@ ACTIONS = ("claim", "release", "close")
 @role_required(selectors.REVIEW_ROLES)
 def periodic_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     if action not in ACTIONS:
-        raise NotFound("no such action")
+        raise NotFound(_("no such action"))
     user = request.user
     try:
         if action == "claim":

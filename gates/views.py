@@ -54,7 +54,7 @@ def role_required(roles: Iterable[str]) -> Callable[[View], View]:
         ) -> HttpResponse | StreamingHttpResponse:
             scopes = selectors.scopes_of(request.user, wanted)
             if scopes is not None and not scopes:
-                raise Forbidden("this page needs a role you do not hold")
+                raise Forbidden(_("this page needs a role you do not hold"))
             return view(request, *args, **kwargs)
 
         return wrapper
@@ -317,7 +317,7 @@ def _verdicts_from_form(text: str) -> Any:
 @role_required(selectors.REVIEW_ROLES)
 def decision_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     if action not in ACTIONS:
-        raise NotFound("no such action")
+        raise NotFound(_("no such action"))
     # The page shows nothing of a decision outside the user's zones; neither does an action.
     selectors.decision_for(request.user, pk, selectors.REVIEW_ROLES)
     kwargs: dict[str, Any] = {"decision_id": pk, "user": request.user}

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.utils.translation import gettext
 from drf_spectacular.utils import (
     OpenApiParameter,
     extend_schema,
@@ -111,16 +112,16 @@ def _forbidden(message: str) -> ApplicationError:
     return Forbidden(message)
 
 
-def _not_found(what: str) -> ApplicationError:
-    return NotFound(f"no {what}")
+def _not_found(message: str) -> ApplicationError:
+    return NotFound(message)
 
 
 def _zone(text: Any) -> Coordinate:
     if not text:
-        raise ApplicationError("zone is required", field="zone")
+        raise ApplicationError(gettext("zone is required"), field="zone")
     coordinate = coordinate_from(text, field="zone")
     if coordinate.depth > 4:
-        raise ApplicationError("a zone is G.U.P.Z at most, not an agent", field="zone")
+        raise ApplicationError(gettext("a zone is G.U.P.Z at most, not an agent"), field="zone")
     zone_get(coordinate, field="zone")
     return coordinate
 
@@ -130,7 +131,9 @@ def _text(request: Request, name: str) -> str:
     NUL in text, and these reach it (a label filter, a question on the trail, a reason)."""
     value = request.query_params.get(name, "")
     if "\x00" in value:
-        raise ApplicationError(f"{name} contains a NUL character", field=name)
+        raise ApplicationError(
+            gettext("%(name)s contains a NUL character") % {"name": name}, field=name
+        )
     return value
 
 
@@ -141,20 +144,28 @@ def _int(request: Request, name: str, low: int, high: int) -> int | None:
     try:
         value = int(raw)
     except ValueError:
-        raise ApplicationError(f"{name} must be a whole number", field=name) from None
+        raise ApplicationError(
+            gettext("%(name)s must be a whole number") % {"name": name}, field=name
+        ) from None
     if not low <= value <= high:
-        raise ApplicationError(f"{name} must be {low} to {high}", field=name)
+        raise ApplicationError(
+            gettext("%(name)s must be %(low)s to %(high)s")
+            % {"name": name, "low": low, "high": high},
+            field=name,
+        )
     return value
 
 
 def _may_write(request: Request, zone: Coordinate) -> None:
     if not has_role(request.user, [Role.ZONE_ADMIN], zone):
-        raise _forbidden(f"only zone admins of {zone} may change its graph")
+        raise _forbidden(
+            gettext("only zone admins of %(zone)s may change its graph") % {"zone": zone}
+        )
 
 
 def _user(request: Request) -> User:
     if not isinstance(request.user, User):
-        raise _forbidden("only people may change the graph")
+        raise _forbidden(gettext("only people may change the graph"))
     return request.user
 
 
@@ -213,13 +224,13 @@ class GraphQueryView(APIView):
     def get(self, request: Request) -> Response:
         question = _text(request, "q").strip()
         if not question:
-            raise ApplicationError("q (the question) is required", field="q")
+            raise ApplicationError(gettext("q (the question) is required"), field="q")
         if len(question) > 2000:
-            raise ApplicationError("q is longer than 2000 characters", field="q")
+            raise ApplicationError(gettext("q is longer than 2000 characters"), field="q")
         zone = _zone(request.query_params.get("zone"))
         method = request.query_params.get("method") or "hop"
         if method not in ("hop", "ppr"):
-            raise ApplicationError("method must be hop or ppr", field="method")
+            raise ApplicationError(gettext("method must be hop or ppr"), field="method")
         body = queries.graph_answer(
             question=question,
             zone=zone,
@@ -262,13 +273,14 @@ class GraphPathsView(APIView):
         params = request.query_params
         source, target = params.get("source"), params.get("target")
         if not source:
-            raise ApplicationError("source is required", field="source")
+            raise ApplicationError(gettext("source is required"), field="source")
         if not target:
-            raise ApplicationError("target is required", field="target")
+            raise ApplicationError(gettext("target is required"), field="target")
         order = params.get("time_order") or "any"
         if order not in ("any", "non_decreasing", "non_increasing"):
             raise ApplicationError(
-                "time_order must be any, non_decreasing or non_increasing", field="time_order"
+                gettext("time_order must be any, non_decreasing or non_increasing"),
+                field="time_order",
             )
         return Response(
             queries.best_path(
@@ -357,7 +369,9 @@ class GraphRiskFlagsView(APIView):
         wanted = params.get("status") or None
         if wanted is not None and wanted not in RiskFlagStatus.values:
             raise ApplicationError(
-                f"status must be one of {', '.join(RiskFlagStatus.values)}", field="status"
+                gettext("status must be one of %(statuses)s")
+                % {"statuses": ", ".join(RiskFlagStatus.values)},
+                field="status",
             )
         zone = _zone(params.get("zone")) if params.get("zone") else None
         flags = queries.risk_flags(
@@ -408,7 +422,7 @@ class ResponsibilityView(APIView):
         zone = Decision.objects.filter(pk=pk).values_list("zone", flat=True).first()
         scopes = reader_scopes(request.user, request.auth)
         if zone is None or not in_scopes(zone, scopes):
-            raise _not_found(f"decision {pk}")
+            raise _not_found(gettext("no decision %(id)s") % {"id": pk})
         return Response(queries.responsibility(key=f"decision:{pk}", scopes=scopes))
 
 
@@ -545,7 +559,7 @@ class NodeDetailView(APIView):
     def _get(self, request: Request, pk: int) -> GraphNode:
         node = _visible_nodes(request).filter(pk=pk).first()
         if node is None:
-            raise _not_found(f"graph node {pk}")
+            raise _not_found(gettext("no graph node %(id)s") % {"id": pk})
         return node
 
     @extend_schema(
@@ -576,7 +590,10 @@ class NodeDetailView(APIView):
     def delete(self, request: Request, pk: int) -> Response:
         node = self._get(request, pk)
         if not node.zone:
-            raise _forbidden(f"graph node {node.key!r} is shared by every zone: it is the system's")
+            raise _forbidden(
+                gettext("graph node %(key)s is shared by every zone: it is the system's")
+                % {"key": repr(node.key)}
+            )
         zone = Coordinate.parse(node.zone)
         _may_write(request, zone)
         store.node_delete(
@@ -602,7 +619,7 @@ class EdgeListView(APIView):
         if not in_scopes(str(zone), scopes) and not (
             scopes and any(zone.covers(s) for s in scopes)
         ):
-            raise _forbidden(f"you may not read the graph of {zone}")
+            raise _forbidden(gettext("you may not read the graph of %(zone)s") % {"zone": zone})
         edges = GraphEdge.objects.filter(zone__startswith=str(zone)).select_related(
             "source", "target"
         )
@@ -646,7 +663,7 @@ class EdgeDetailView(APIView):
         edge = GraphEdge.objects.select_related("source", "target").filter(pk=pk).first()
         scopes = reader_scopes(request.user, request.auth)
         if edge is None or not in_scopes(edge.zone, scopes):
-            raise _not_found(f"graph edge {pk}")
+            raise _not_found(gettext("no graph edge %(id)s") % {"id": pk})
         _may_write(request, Coordinate.parse(edge.zone))
         store.edge_delete(edge=edge, actor=_user(request), reason=_text(request, "reason"))
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -665,7 +682,9 @@ class TextParser(BaseParser):
         try:
             return str(raw.decode("utf-8-sig"))
         except UnicodeDecodeError as error:
-            raise ApplicationError("the import must be UTF-8 text", field="body") from error
+            raise ApplicationError(
+                gettext("the import must be UTF-8 text"), field="body"
+            ) from error
 
 
 _COLUMNS = ("source", "target", "type")
@@ -674,7 +693,7 @@ _COLUMNS = ("source", "target", "type")
 def _spec(record: dict[str, Any], end: str) -> store.NodeSpec:
     key = str(record.get(end) or "").strip()
     if not key:
-        raise ValueError(f"{end} is missing")
+        raise ValueError(gettext("%(end)s is missing") % {"end": end})
     return store.NodeSpec(
         key=key,
         node_type=(str(record.get(f"{end}_type") or "").strip() or None),
@@ -695,7 +714,10 @@ def _row(number: int, record: dict[str, Any]) -> store.ImportRow:
             occurred_at=occurred,
         )
     except (ValueError, TypeError, serializers.ValidationError) as error:
-        raise ApplicationError(f"row {number}: {error}", field=f"rows.{number}") from error
+        raise ApplicationError(
+            gettext("row %(number)s: %(error)s") % {"number": number, "error": error},
+            field=f"rows.{number}",
+        ) from error
 
 
 def parse_import(text: str, fmt: str) -> list[store.ImportRow]:
@@ -706,7 +728,10 @@ def parse_import(text: str, fmt: str) -> list[store.ImportRow]:
         reader = csv.DictReader(io.StringIO(text))
         missing = [c for c in _COLUMNS if c not in (reader.fieldnames or [])]
         if missing:
-            raise ApplicationError(f"the CSV header lacks {', '.join(missing)}", field="body")
+            raise ApplicationError(
+                gettext("the CSV header lacks %(columns)s") % {"columns": ", ".join(missing)},
+                field="body",
+            )
         records = [dict(r) for r in reader]
     else:
         for number, line in enumerate(text.splitlines(), start=1):
@@ -716,17 +741,22 @@ def parse_import(text: str, fmt: str) -> list[store.ImportRow]:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
                 raise ApplicationError(
-                    f"line {number} is not JSON: {error.msg}", field="body"
+                    gettext("line %(number)s is not JSON: %(error)s")
+                    % {"number": number, "error": error.msg},
+                    field="body",
                 ) from None
             if not isinstance(record, dict):
-                raise ApplicationError(f"line {number} is not a JSON object", field="body")
+                raise ApplicationError(
+                    gettext("line %(number)s is not a JSON object") % {"number": number},
+                    field="body",
+                )
             records.append(record)
     if len(records) > MAX_IMPORT_ROWS:
         raise TooLarge(
-            f"at most {MAX_IMPORT_ROWS} rows per import", field="body",
+            gettext("at most %(max)s rows per import") % {"max": MAX_IMPORT_ROWS}, field="body",
         )  # fmt: skip
     if not records:
-        raise ApplicationError("the import has no rows", field="body")
+        raise ApplicationError(gettext("the import has no rows"), field="body")
     return [_row(n, r) for n, r in enumerate(records, start=1)]
 
 
@@ -763,16 +793,16 @@ class GraphImportView(APIView):
     def post(self, request: Request) -> Response:
         zone = _zone(request.query_params.get("zone"))
         if zone.level != Level.ZONE:
-            raise ApplicationError("imports go into one zone (G.U.P.Z)", field="zone")
+            raise ApplicationError(gettext("imports go into one zone (G.U.P.Z)"), field="zone")
         _may_write(request, zone)
         fmt = request.query_params.get("format") or (
             "csv" if "csv" in (request.content_type or "") else "jsonl"
         )
         if fmt not in ("jsonl", "csv"):
-            raise ApplicationError("format must be jsonl or csv", field="format")
+            raise ApplicationError(gettext("format must be jsonl or csv"), field="format")
         text = request.data if isinstance(request.data, str) else ""
         if not text:
-            raise ApplicationError("send the rows as the request body", field="body")
+            raise ApplicationError(gettext("send the rows as the request body"), field="body")
         rows = parse_import(text, fmt)
         digest = hashlib.sha256(text.encode()).hexdigest()
         result = store.edges_import(rows=rows, zone=zone, actor=_user(request), digest=digest)

@@ -21,6 +21,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext
 from numpy.typing import NDArray
 
 from coordinates.coordinate import Coordinate, CoordinateError
@@ -126,7 +127,9 @@ def _check_type(value: str, choices: type[NodeType] | type[EdgeType], field: str
     except ValueError:
         allowed = ", ".join(str(c) for c in choices)
         raise ApplicationError(
-            f"unknown {field} {value!r}; one of {allowed}", field=field
+            gettext("unknown %(field)s %(value)s; one of %(allowed)s")
+            % {"field": field, "value": repr(value), "allowed": allowed},
+            field=field,
         ) from None
 
 
@@ -134,7 +137,11 @@ def _check_unit(value: float, field: str, *, positive: bool = False) -> float:
     number = float(value)
     if not (0.0 < number <= 1.0 if positive else 0.0 <= number <= 1.0):
         span = "(0, 1]" if positive else "[0, 1]"
-        raise ApplicationError(f"{field} must lie in {span}, got {value}", field=field)
+        raise ApplicationError(
+            gettext("%(field)s must lie in %(span)s, got %(value)s")
+            % {"field": field, "span": span, "value": value},
+            field=field,
+        )
     return number
 
 
@@ -150,7 +157,7 @@ def node_ensure(
     node_type = _check_type(node_type, NodeType, "type")
     key, label = key.strip()[:200], (label.strip() or key)[:300]
     if not key:
-        raise ApplicationError("a node needs a key", field="key")
+        raise ApplicationError(gettext("a node needs a key"), field="key")
     node, created = GraphNode.objects.get_or_create(
         key=key,
         defaults={
@@ -196,7 +203,7 @@ def edge_upsert(
     """Add the typed edge or refresh it (new strength and time; no longer stale)."""
     edge_type = _check_type(edge_type, EdgeType, "type")
     if source.pk == target.pk:
-        raise ApplicationError("an edge must join two different nodes", field="target")
+        raise ApplicationError(gettext("an edge must join two different nodes"), field="target")
     values = {
         "weight": _check_unit(weight, "weight", positive=True),
         "confidence": _check_unit(confidence, "confidence"),
@@ -235,7 +242,7 @@ def _trail_zone(zone: str, fallback: Coordinate | None) -> Coordinate:
     except CoordinateError:
         if fallback is None:
             raise ApplicationError(
-                "this node belongs to no zone: name the zone you act for", field="zone"
+                gettext("this node belongs to no zone: name the zone you act for"), field="zone"
             ) from None
         return fallback
 
@@ -249,7 +256,7 @@ def node_delete(
         ledger.lock(ledger.chain_for(chain_zone))
         locked = GraphNode.objects.select_for_update().filter(pk=node.pk).first()
         if locked is None:
-            raise _not_found(f"no graph node {node.pk}")
+            raise _not_found(gettext("no graph node %(id)s") % {"id": node.pk})
         edges = (
             GraphEdge.objects.filter(source=locked).count()
             + GraphEdge.objects.filter(target=locked).count()
@@ -271,7 +278,7 @@ def edge_delete(*, edge: GraphEdge, actor: AbstractBaseUser, reason: str = "") -
         locked = GraphEdge.objects.select_for_update().select_related("source", "target")
         found = locked.filter(pk=edge.pk).first()
         if found is None:
-            raise _not_found(f"no graph edge {edge.pk}")
+            raise _not_found(gettext("no graph edge %(id)s") % {"id": edge.pk})
         events.graph_edge_deleted(
             zone=chain_zone,
             source=found.source.key,
@@ -308,8 +315,11 @@ def _refuse_foreign(key: str, node_zone: str, zone: str, field: str) -> None:
         # Not which zone: the writer may not read it (keys are global, so the 409 itself
         # cannot be helped).
         raise Conflict(
-            f"graph node {key!r} belongs to another zone: only that zone's admins may change "
-            f"its graph or draw edges onto it",
+            gettext(
+                "graph node %(key)s belongs to another zone: only that zone's admins "
+                "may change its graph or draw edges onto it"
+            )
+            % {"key": repr(key)},
             field=field,
         )
 
@@ -337,7 +347,8 @@ def node_write(
         if existing is not None:
             if not existing.zone:
                 raise Forbidden(
-                    f"graph node {existing.key!r} is shared by every zone: it is the system's",
+                    gettext("graph node %(key)s is shared by every zone: it is the system's")
+                    % {"key": repr(existing.key)},
                     field="key",
                 )
             _refuse_foreign(existing.key, existing.zone, str(zone), "key")
@@ -371,7 +382,7 @@ def _resolve(spec: NodeSpec, zone: str, field: str) -> GraphNode:
         )
     if node is None:
         raise NotFound(
-            f"no graph node {spec.key!r}; give its type to create it",
+            gettext("no graph node %(key)s; give its type to create it") % {"key": repr(spec.key)},
             field=field,
         )
     return node
@@ -449,7 +460,9 @@ def edges_import(
         untyped = [s.key for s in missing if not s.node_type]
         if untyped:
             raise ApplicationError(
-                f"unknown node {untyped[0]!r} without a type", field="source", code="not_found"
+                gettext("unknown node %(node)s without a type") % {"node": repr(untyped[0])},
+                field="source",
+                code="not_found",
             )
         GraphNode.objects.bulk_create(
             [
@@ -468,7 +481,10 @@ def edges_import(
         edges = []
         for number, row in enumerate(rows, start=1):
             if row.source.key == row.target.key:
-                raise ApplicationError(f"row {number}: an edge joins two different nodes")
+                raise ApplicationError(
+                    gettext("row %(number)s: an edge joins two different nodes")
+                    % {"number": number}
+                )
             edges.append(
                 GraphEdge(
                     source_id=ids[row.source.key],

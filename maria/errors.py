@@ -12,6 +12,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.utils.translation import gettext
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
@@ -81,7 +82,8 @@ def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     """The 404 of a path no URL matches (`/api/v1/decisions/abc/`): JSON in the error shape
     under /api/, like every other API answer; Django's page elsewhere (maria.urls.handler404)."""
     if request.path.startswith("/api/"):
-        return JsonResponse(error_body("not_found", f"no such path {request.path}"), status=404)
+        message = gettext("no such path %(path)s") % {"path": request.path}
+        return JsonResponse(error_body("not_found", message), status=404)
     from django.views.defaults import page_not_found as page
 
     return page(request, exception)
@@ -112,7 +114,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         return Response(error_body(exc.code, exc.message, exc.field), status=exc.status_code)
     if isinstance(exc, RequestDataTooBig):
         return Response(
-            error_body("too_large", "the request body is larger than this server accepts"),
+            error_body("too_large", gettext("the request body is larger than this server accepts")),
             status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
         )
     if isinstance(exc, Http404):

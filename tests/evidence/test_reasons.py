@@ -111,7 +111,8 @@ def test_what_the_verifier_and_the_conflict_scan_say_is_made_from_the_templates(
 def test_each_template_is_in_the_japanese_catalogue(template: str) -> None:
     entries = {e.msgid: e for e in polib.pofile(str(CATALOGUE)) if not e.obsolete}
     assert template in entries, "run makemessages: the template is not in the catalogue"
-    assert entries[template].msgstr and "fuzzy" not in entries[template].flags
+    assert entries[template].msgstr
+    assert "fuzzy" not in entries[template].flags
 
 
 def test_a_page_shows_a_stored_reason_in_japanese() -> None:
@@ -119,7 +120,8 @@ def test_a_page_shows_a_stored_reason_in_japanese() -> None:
     with translation.override("ja"):
         shown = reason_filter(stored)
     assert shown != stored
-    assert "900,000 yen" in shown and "500,000 yen" in shown
+    assert "900,000 yen" in shown
+    assert "500,000 yen" in shown
     assert re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", shown)
     with translation.override("en"):
         assert reason_filter(stored) == stored
