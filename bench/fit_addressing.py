@@ -35,13 +35,13 @@ sys.path.insert(0, str(ROOT))
 from evidence import questions  # noqa: E402
 from evidence.text import split_sentences  # noqa: E402
 from evidence.verifier import LanguageModel  # noqa: E402
+from evidence.verifier_fit import logistic  # noqa: E402
 
 JSQUAD = ROOT.parent / "shared" / "corpora" / "jsquad-valid.json"
 SQUAD_ENV = "MARIA_ADDRESSING_SQUAD"
 HELD_OUT_EVERY = 4  # one paragraph in four
 FOLDS = 5
 SEED = 20261202
-L2 = 1.0
 
 
 @dataclass(frozen=True)
@@ -129,29 +129,6 @@ def signal_row(pair: Pair) -> list[float]:
     return [found[name] for name in questions.SIGNALS]
 
 
-def _logistic(
-    z: np.ndarray, y: np.ndarray, bounds: list[tuple[float | None, float | None]]
-) -> tuple[np.ndarray, float]:
-    """Class-balanced, L2-penalised logistic regression, each weight's sign bounded (scipy's
-    L-BFGS-B, as evidence.verifier_fit fits the claim verifier): weights and intercept."""
-    from scipy.optimize import minimize
-    from scipy.special import expit
-
-    weight = np.where(y == 1, 0.5 / max(y.mean(), 1e-9), 0.5 / max(1 - y.mean(), 1e-9))
-    sign = 2.0 * y - 1.0
-    n = len(y)
-
-    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
-        beta, bias = theta[:-1], theta[-1]
-        margin = sign * (z @ beta + bias)
-        value = float(np.sum(weight * np.logaddexp(0.0, -margin)) / n + L2 * beta @ beta / (2 * n))
-        slope = -weight * sign * expit(-margin) / n
-        return value, np.append(z.T @ slope + L2 * beta / n, slope.sum())
-
-    found = minimize(loss, np.zeros(z.shape[1] + 1), jac=True, method="L-BFGS-B", bounds=bounds)
-    return found.x[:-1], float(found.x[-1])
-
-
 def _bounds() -> list[tuple[float | None, float | None]]:
     # More of the question found in the claim, or the asked kind supplied, can only raise the
     # probability; a number in the wrong unit only lower it.
@@ -164,7 +141,7 @@ def _bounds() -> list[tuple[float | None, float | None]]:
             out.append((None, 0.0))
         else:
             out.append((0.0, None))
-    return [*out, (None, None)]
+    return out
 
 
 def fit_language(x: np.ndarray, y: np.ndarray) -> LanguageModel:
@@ -178,7 +155,7 @@ def fit_language(x: np.ndarray, y: np.ndarray) -> LanguageModel:
     bounds = _bounds()
     scores = np.zeros(len(y))
     for fitted, scored in StratifiedKFold(FOLDS, shuffle=True, random_state=SEED).split(z, y):
-        beta, bias = _logistic(z[fitted], y[fitted], bounds)
+        beta, bias = logistic(z[fitted], y[fitted], bounds)
         scores[scored] = z[scored] @ beta + bias
     # Calibrated as if matched and mismatched pairs were equally common (each class weighs
     # half): the recipe's mix (about 2 matched to 1 mismatched) is an artefact of which
@@ -186,7 +163,7 @@ def fit_language(x: np.ndarray, y: np.ndarray) -> LanguageModel:
     balance = np.where(y == 1, 0.5 / y.mean(), 0.5 / (1 - y.mean()))
     isotonic = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip")
     isotonic.fit(scores, y, sample_weight=balance)
-    weights, intercept = _logistic(z, y, bounds)
+    weights, intercept = logistic(z, y, bounds)
     cal_x = np.asarray(isotonic.X_thresholds_, dtype=np.float64)
     cal_y = np.asarray(isotonic.y_thresholds_, dtype=np.float64)
     return LanguageModel(
@@ -257,6 +234,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         for p, origin in zip(squad, origins, strict=True)
     ]  # fmt: skip
     fitted = questions.AddressingModel(
+        format=questions.MODEL_FORMAT,
         version=now.strftime("%Y-%m-%d"),
         languages=languages,
         provenance={

@@ -11,7 +11,6 @@ on question/sentence pairs built from public reading-comprehension sets.
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import re
 import unicodedata
@@ -20,8 +19,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
-
-import numpy as np
 
 from evidence.lexicon import _EN_PARTIES, _JA_PARTIES
 from evidence.numbers import Quantity, extract_numbers
@@ -34,7 +31,12 @@ from evidence.text import (
     normalise,
     term_surfaces,
 )
-from evidence.verifier import LanguageModel
+from evidence.verifier import (
+    VerifierModel,
+    VerifierModelError,
+    load_model,
+)
+from evidence.verifier import model_from_json as verifier_model_from_json
 
 AskedKind = Literal[
     "person", "number", "amount", "date", "period", "place", "reason", "choice", "yes_no", "open"
@@ -749,79 +751,21 @@ def _ordered_terms(text: str) -> tuple[str, ...]:
     return tuple(content_terms(text))
 
 
-class AddressingModelError(ValueError):
-    """The model file is missing, unreadable or not a model of this format."""
-
-
-@dataclass(frozen=True)
-class AddressingModel:
-    version: str
-    languages: Mapping[str, LanguageModel]
-    provenance: Mapping[str, Any]
-
-    def for_language(self, language: str) -> LanguageModel:
-        return self.languages.get(language) or self.languages["en"]
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "format": MODEL_FORMAT,
-            "version": self.version,
-            "languages": {name: m.as_json() for name, m in sorted(self.languages.items())},
-            "provenance": dict(self.provenance),
-        }
-
-
-def _language_model(data: Mapping[str, Any], source: str) -> LanguageModel:
-    try:
-        names = tuple(str(s) for s in data["signals"])
-        mean, scale, weights = (
-            np.asarray(data[k], dtype=np.float64) for k in ("mean", "scale", "weights")
-        )
-        scores = np.asarray(data["calibration"]["scores"], dtype=np.float64)
-        probabilities = np.asarray(data["calibration"]["probabilities"], dtype=np.float64)
-        intercept, threshold = float(data["intercept"]), float(data["threshold"])
-    except (KeyError, TypeError, ValueError) as error:
-        raise AddressingModelError(f"{source}: malformed model ({error})") from error
-    if set(names) - set(SIGNALS):
-        raise AddressingModelError(f"{source}: signals this engine does not compute")
-    shapes_ok = all(v.shape == (len(names),) for v in (mean, scale, weights))
-    if (
-        not shapes_ok
-        or not np.all(scale > 0)
-        or scores.shape != probabilities.shape
-        or len(scores) < 2
-        or np.any(np.diff(scores) < 0)
-        or np.any(np.diff(probabilities) < 0)
-        or np.any((probabilities < 0) | (probabilities > 1))
-    ):
-        raise AddressingModelError(f"{source}: weights or calibration malformed")
-    return LanguageModel(names, mean, scale, weights, intercept, scores, probabilities, threshold)
+# The addressing model is a verifier model over the addressing signals, in a file of its own
+# format: evidence.verifier reads and checks it.
+AddressingModel = VerifierModel
+AddressingModelError = VerifierModelError
 
 
 def model_from_json(data: Mapping[str, Any], *, source: str = "model") -> AddressingModel:
     """Check a model's JSON and build it; AddressingModelError names what is wrong."""
-    languages = data.get("languages")
-    if data.get("format") != MODEL_FORMAT or not isinstance(languages, dict):
-        raise AddressingModelError(f"{source}: not a {MODEL_FORMAT} file")
-    if "en" not in languages:
-        raise AddressingModelError(f"{source}: no model for English questions")
-    return AddressingModel(
-        version=str(data.get("version", "")),
-        languages={str(k): _language_model(v, f"{source} ({k})") for k, v in languages.items()},
-        provenance=dict(data.get("provenance", {})),
-    )
+    return verifier_model_from_json(data, source=source, format=MODEL_FORMAT, signals=SIGNALS)
 
 
 @lru_cache(maxsize=4)
 def model(path: Path = DEFAULT_MODEL) -> AddressingModel:
     """The model, read once per process."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise AddressingModelError(f"{path}: cannot read the addressing model ({error})") from error
-    if not isinstance(data, dict):
-        raise AddressingModelError(f"{path}: not a {MODEL_FORMAT} file")
-    return model_from_json(data, source=str(path))
+    return load_model(path, format=MODEL_FORMAT, signals=SIGNALS)
 
 
 # --- the verdict ------------------------------------------------------------------------

@@ -240,25 +240,33 @@ def language(claim: str) -> str:
 @dataclass(frozen=True)
 class VerifierModel:
     """One fitted model per language (English and Japanese signals behave differently), with
-    what it was fitted on and how it did on held-out examples."""
+    what it was fitted on and how it did on held-out examples. The question-addressing model
+    (evidence.questions) is one of these too, over its own signals, in a file of its own
+    `format`."""
 
     version: str
     languages: Mapping[str, LanguageModel]
     provenance: Mapping[str, Any]
+    format: str = MODEL_FORMAT
+
+    def for_language(self, name: str) -> LanguageModel:
+        return self.languages.get(name) or self.languages["en"]
 
     def for_claim(self, claim: str) -> LanguageModel:
-        return self.languages.get(language(claim)) or self.languages["en"]
+        return self.for_language(language(claim))
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "format": MODEL_FORMAT,
+            "format": self.format,
             "version": self.version,
             "languages": {name: m.as_json() for name, m in sorted(self.languages.items())},
             "provenance": dict(self.provenance),
         }
 
 
-def _language_from_json(data: Mapping[str, Any], source: str) -> LanguageModel:
+def _language_from_json(
+    data: Mapping[str, Any], source: str, known: Sequence[str] = SIGNALS
+) -> LanguageModel:
     try:
         signals = tuple(str(s) for s in data["signals"])
         vectors = [np.asarray(data[key], dtype=np.float64) for key in ("mean", "scale", "weights")]
@@ -269,7 +277,7 @@ def _language_from_json(data: Mapping[str, Any], source: str) -> LanguageModel:
         threshold = float(data["threshold"])
     except (KeyError, TypeError, ValueError) as error:
         raise VerifierModelError(f"{source}: malformed model ({error})") from error
-    unknown = set(signals) - set(SIGNALS)
+    unknown = set(signals) - set(known)
     if unknown:
         raise VerifierModelError(f"{source}: signals this engine does not compute: {unknown}")
     if any(v.shape != (len(signals),) for v in vectors) or not np.all(vectors[1] > 0):
@@ -291,32 +299,44 @@ def _language_from_json(data: Mapping[str, Any], source: str) -> LanguageModel:
     return LanguageModel(signals, mean, scale, weights, intercept, scores, probabilities, threshold)
 
 
-def model_from_json(data: Mapping[str, Any], *, source: str = "model") -> VerifierModel:
+def model_from_json(
+    data: Mapping[str, Any],
+    *,
+    source: str = "model",
+    format: str = MODEL_FORMAT,
+    signals: Sequence[str] = SIGNALS,
+) -> VerifierModel:
     """Check a model's JSON and build it; VerifierModelError names what is wrong."""
-    if data.get("format") != MODEL_FORMAT:
-        raise VerifierModelError(f"{source}: not a {MODEL_FORMAT} file")
+    if data.get("format") != format:
+        raise VerifierModelError(f"{source}: not a {format} file")
     languages = data.get("languages")
     if not isinstance(languages, dict) or "en" not in languages:
-        raise VerifierModelError(f"{source}: no model for English claims")
+        raise VerifierModelError(f"{source}: no model for English")
     return VerifierModel(
         version=str(data.get("version", "")),
         languages={
-            str(name): _language_from_json(entry, f"{source} ({name})")
+            str(name): _language_from_json(entry, f"{source} ({name})", signals)
             for name, entry in languages.items()
         },
         provenance=dict(data.get("provenance", {})),
+        format=format,
     )
 
 
-def load_model(path: Path) -> VerifierModel:
+def load_model(
+    path: Path,
+    *,
+    format: str = MODEL_FORMAT,
+    signals: Sequence[str] = SIGNALS,
+) -> VerifierModel:
     """Read a model file; a missing or corrupt file raises VerifierModelError naming it."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
-        raise VerifierModelError(f"{path}: cannot read the verifier model ({error})") from error
+        raise VerifierModelError(f"{path}: cannot read the model ({error})") from error
     if not isinstance(data, dict):
-        raise VerifierModelError(f"{path}: not a {MODEL_FORMAT} file")
-    return model_from_json(data, source=str(path))
+        raise VerifierModelError(f"{path}: not a {format} file")
+    return model_from_json(data, source=str(path), format=format, signals=signals)
 
 
 @lru_cache(maxsize=4)

@@ -66,9 +66,22 @@ DIRECTION["claim_terms_log"] = 0  # longer claims: either way
 L2 = 1.0
 
 
-def _logistic(z: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
-    """Class-balanced, L2-penalised logistic regression with each weight's sign bounded by
-    DIRECTION (scipy's L-BFGS-B): the weights and the intercept."""
+Bounds = list[tuple[float | None, float | None]]
+
+
+def _direction_bounds() -> Bounds:
+    return [
+        (0.0, None) if DIRECTION[name] > 0 else (None, 0.0) if DIRECTION[name] < 0 else (None, None)
+        for name in SIGNALS
+    ]
+
+
+def logistic(
+    z: np.ndarray, y: np.ndarray, bounds: Bounds | None = None
+) -> tuple[np.ndarray, float]:
+    """Class-balanced, L2-penalised logistic regression with each weight's sign bounded
+    (`bounds`, one per column of `z`; by default the verifier's DIRECTION), by scipy's
+    L-BFGS-B: the weights and the intercept. The addressing model is fitted with it too."""
     weight = np.where(y == 1, 0.5 / max(y.mean(), 1e-9), 0.5 / max(1 - y.mean(), 1e-9))
     sign = 2.0 * y - 1.0
     n = len(y)
@@ -81,11 +94,8 @@ def _logistic(z: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
         gradient = np.append(z.T @ slope + L2 * beta / n, slope.sum())
         return value, gradient
 
-    bounds = [
-        (0.0, None) if DIRECTION[name] > 0 else (None, 0.0) if DIRECTION[name] < 0 else (None, None)
-        for name in SIGNALS
-    ] + [(None, None)]
-    found = minimize(loss, np.zeros(len(SIGNALS) + 1), jac=True, method="L-BFGS-B", bounds=bounds)
+    limits = [*(_direction_bounds() if bounds is None else bounds), (None, None)]
+    found = minimize(loss, np.zeros(z.shape[1] + 1), jac=True, method="L-BFGS-B", bounds=limits)
     return found.x[:-1], float(found.x[-1])
 
 
@@ -101,10 +111,10 @@ def _fit_language(train: Sequence[Example]) -> LanguageModel:
     scores = np.zeros(len(y))
     folds = StratifiedKFold(n_splits=FOLDS, shuffle=True, random_state=SEED)
     for fitted, scored in folds.split(z, y):
-        beta, bias = _logistic(z[fitted], y[fitted])
+        beta, bias = logistic(z[fitted], y[fitted])
         scores[scored] = z[scored] @ beta + bias
     isotonic = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(scores, y)
-    weights, intercept = _logistic(z, y)
+    weights, intercept = logistic(z, y)
     calibration_scores = np.asarray(isotonic.X_thresholds_, dtype=np.float64)
     calibration_probabilities = np.asarray(isotonic.y_thresholds_, dtype=np.float64)
     return LanguageModel(
