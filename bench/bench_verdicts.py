@@ -258,6 +258,11 @@ def main() -> None:
         report(corpus, runs)
         calibration(corpus, examples)
     print(f"\nmodel: {verifier.DEFAULT_MODEL.name} version {verifier.model().version}")
+    # Relevance: answers to the question asked, and to another (bench/relevance_pairs.py).
+    sys.path.insert(0, str(ROOT / "bench"))
+    import relevance_pairs
+
+    relevance_pairs.main()
 
 
 if __name__ == "__main__":

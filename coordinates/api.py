@@ -30,8 +30,9 @@ from coordinates.services import policy_update
 from maria.errors import ApplicationError, Forbidden
 from maria.openapi import NOT_BLANK, error_responses
 
-# The range of each policy field, as policy.check_overrides enforces it: (low, high, whether
-# low itself is refused). tests/coordinates/test_api.py holds the two to each other.
+# The range of each number field of a policy, as policy.check_overrides enforces it: (low,
+# high, whether low itself is refused). tests/coordinates/test_api.py holds the two to each
+# other; the list fields (policy.LIST_FIELDS) are described by `_policy_list_schema`.
 POLICY_RANGES: dict[str, tuple[float, float, bool]] = {
     **dict.fromkeys(
         (
@@ -55,7 +56,23 @@ POLICY_RANGES: dict[str, tuple[float, float, bool]] = {
 }
 
 
-def _policy_field_schema(name: str, default: float) -> dict[str, Any]:
+def _policy_list_schema(name: str, default: list[str]) -> dict[str, Any]:
+    return {
+        "type": "array",
+        "items": {"type": "string", "enum": list(policy.LIST_FIELDS[name])},
+        "minItems": 1,
+        "uniqueItems": True,
+        "nullable": True,
+        "description": (
+            f"null or left out: inherited from above (default {', '.join(default)}); a list "
+            "replaces the inherited one whole"
+        ),
+    }
+
+
+def _policy_field_schema(name: str, default: Any) -> dict[str, Any]:
+    if name in policy.LIST_FIELDS:
+        return _policy_list_schema(name, default)
     low, high, low_open = POLICY_RANGES[name]
     schema: dict[str, Any] = {
         "type": "integer" if isinstance(default, int) else "number",

@@ -1,18 +1,27 @@
 """Zone policy values: the fields, the system default, validation and inheritance.
 
 A zone's effective policy is its own overrides merged over its ancestors' (zone over planet
-over universe over galaxy over the system default). Pure: no Django.
+over universe over galaxy over the system default). Most fields are numbers; two are lists
+of names (which document kinds and statuses may carry an answer to release without a person).
+Pure: no Django.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 WEIGHT_FIELDS = ("w1", "w2", "w3", "w4")
 WEIGHT_TOLERANCE = 1e-6
+
+# The values of evidence.models.DocumentKind and DocumentStatus, written out because this
+# module stays pure (no Django, no evidence import); tests/coordinates/test_release_policy.py
+# holds the two to each other.
+DOCUMENT_KINDS: tuple[str, ...] = ("policy", "contract", "report", "minutes", "memo", "email")
+DOCUMENT_STATUSES: tuple[str, ...] = ("approved", "draft", "archived")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,13 +47,35 @@ class PolicyValues:
     periodic_review_rate: float = 1.0
     # How far back answers are reviewed again when the text they cited changes (decisions.rereview).
     rereview_days: int = 90
+    # Which kinds and statuses of document may carry an answer to release without a person
+    # (DESIGN section 5, "currency and authority"); evidence.currency.may_release reads them.
+    release_kinds: tuple[str, ...] = ("policy", "contract", "report")
+    release_statuses: tuple[str, ...] = ("approved",)
+
+    def __post_init__(self) -> None:
+        # Stored policies come back from JSON with lists: hold them as tuples, so that the
+        # values stay hashable and equal whichever way they were built.
+        for name in LIST_FIELDS:
+            value = getattr(self, name)
+            if not isinstance(value, tuple):
+                object.__setattr__(self, name, tuple(value))
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The values in their JSON shape (the list fields as lists)."""
+        values = asdict(self)
+        for name in LIST_FIELDS:
+            values[name] = list(values[name])
+        return values
 
 
+# The list fields and the names each may hold; every other field is a number.
+LIST_FIELDS: dict[str, tuple[str, ...]] = {
+    "release_kinds": DOCUMENT_KINDS,
+    "release_statuses": DOCUMENT_STATUSES,
+}
 SYSTEM_DEFAULT = PolicyValues()
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(PolicyValues))
+NUMBER_FIELDS: tuple[str, ...] = tuple(name for name in FIELD_NAMES if name not in LIST_FIELDS)
 _INT_FIELDS = frozenset({"required_evidence", "hops", "approvals_required", "rereview_days"})
 _UNIT_FIELDS = frozenset(
     {
@@ -72,6 +103,25 @@ def _number_problem(name: str, value: Any) -> str | None:
     return None
 
 
+def _list_problems(name: str, value: Any) -> list[str]:
+    """A list field: a non-empty list of known names, each once."""
+    known = LIST_FIELDS[name]
+    # A bare string is a sequence too, of letters: refused rather than read letter by letter.
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        return [f"{name} must be a list of names from {', '.join(known)}"]
+    if not value:
+        return [f"{name} must name at least one of {', '.join(known)}"]
+    problems = [
+        f"{name}: unknown name {v!r} (known: {', '.join(known)})"
+        for v in dict.fromkeys(value)
+        if v not in known
+    ]
+    twice = [v for v, n in Counter(value).items() if n > 1]
+    if twice:
+        problems.append(f"{name} names {', '.join(map(repr, twice))} more than once")
+    return problems
+
+
 def check_overrides(overrides: Mapping[str, Any]) -> list[PolicyProblem]:
     """Problems with one zone's own overrides taken alone (unknown fields, types, ranges)."""
     problems: list[PolicyProblem] = []
@@ -80,6 +130,9 @@ def check_overrides(overrides: Mapping[str, Any]) -> list[PolicyProblem]:
             problems.append(PolicyProblem(name, f"unknown policy field {name!r}"))
             continue
         if value is None:
+            continue
+        if name in LIST_FIELDS:
+            problems.extend(PolicyProblem(name, m) for m in _list_problems(name, value))
             continue
         if (message := _number_problem(name, value)) is not None:
             problems.append(PolicyProblem(name, message))
@@ -133,7 +186,8 @@ def check_effective(values: PolicyValues) -> list[PolicyProblem]:
 
 
 def merge(chain: Sequence[Mapping[str, Any]], base: PolicyValues = SYSTEM_DEFAULT) -> PolicyValues:
-    """Apply overrides outermost first; a missing or null field inherits from above."""
+    """Apply overrides outermost first; a missing or null field inherits from above, and a
+    list replaces the one above whole (a zone that lists kinds lists all it allows)."""
     values = base.as_dict()
     for overrides in chain:
         for name, value in overrides.items():
@@ -153,11 +207,15 @@ def sources(chain: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, str]:
 
 
 def normalise_overrides(overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """Drop nulls and store numbers in their field's type, so equal policies hash equal."""
+    """Drop nulls, store numbers in their field's type and lists sorted, so equal policies
+    hash equal."""
     clean: dict[str, Any] = {}
     for name in FIELD_NAMES:
         value = overrides.get(name)
         if value is None:
             continue
-        clean[name] = int(value) if name in _INT_FIELDS else float(value)
+        if name in LIST_FIELDS:
+            clean[name] = sorted(value)
+        else:
+            clean[name] = int(value) if name in _INT_FIELDS else float(value)
     return clean

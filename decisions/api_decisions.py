@@ -99,6 +99,23 @@ DecisionOut = inline_serializer(
         "claims": serializers.ListField(child=serializers.DictField()),
         "contradictions": serializers.ListField(child=serializers.DictField()),
         "numberless_claim_share": serializers.FloatField(allow_null=True),
+        "answer_check": serializers.DictField(
+            allow_null=True,
+            help_text="the answer text's claims, each with the report claim that checked it "
+            "(`claims`: text, start, end, covered: claim | claims | sources, claim), and the "
+            "submitted claims the answer does not say (`not_in_answer`)",
+        ),
+        "addressing": serializers.DictField(
+            allow_null=True,
+            help_text="whether the answer addresses the question: probability, mode (full, "
+            "partial, off_topic), parts (asks, kind, answered, by, probability), missing, "
+            "reason",
+        ),
+        "held_at_least": serializers.DictField(
+            allow_null=True,
+            help_text="the gate the report's findings beyond its scores ask for (gate) and "
+            "why (reasons): an answer to another question, a superseded or unapproved source",
+        ),
         "refusal": serializers.DictField(allow_null=True),
         "outcome_reason": serializers.CharField(allow_null=True),
         "bundle_hash": serializers.CharField(),

@@ -170,8 +170,8 @@ class ClaimVerdict(models.Model):
     (evidence.calibration) and the reviews export learn from."""
 
     class Action(models.TextChoices):
-        APPROVE = "approve", "Approve"
-        REJECT = "reject", "Reject"
+        APPROVE = "approve", _("Approve")
+        REJECT = "reject", _("Reject")
 
     decision = models.ForeignKey(Decision, on_delete=models.PROTECT, related_name="claim_verdicts")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)
@@ -205,8 +205,8 @@ class PeriodicReview(models.Model):
     decision's (`claim_holds`)."""
 
     class Verdict(models.TextChoices):
-        OK = "ok", "OK"
-        WRONG = "wrong", "Wrong"
+        OK = "ok", _("OK")
+        WRONG = "wrong", _("Wrong")
 
     decision = models.OneToOneField(Decision, on_delete=models.PROTECT)
     zone = models.CharField(max_length=64, db_index=True)
@@ -316,12 +316,12 @@ class ReReview(models.Model):
     (`decisions.rereview`). Open until a reviewer of its zone says whether it still holds."""
 
     class Cause(models.TextChoices):
-        SUPERSEDED = "superseded", "A new version of the cited document"
-        CONFLICT = "conflict", "A knowledge-base conflict resolved against the cited text"
+        SUPERSEDED = "superseded", _("A new version of the cited document")
+        CONFLICT = "conflict", _("A knowledge-base conflict resolved against the cited text")
 
     class Verdict(models.TextChoices):
-        STILL_CORRECT = "still_correct", "Still correct"
-        WRONG = "wrong", "Wrong now"
+        STILL_CORRECT = "still_correct", _("Still correct")
+        WRONG = "wrong", _("Wrong now")
 
     decision = models.ForeignKey(Decision, on_delete=models.PROTECT, related_name="rereviews")
     zone = models.CharField(max_length=64)

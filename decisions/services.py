@@ -352,7 +352,15 @@ def _evaluate(
     for decision in batch:
         try:
             verdicts = judged if decision is own else None
-            evaluated.append((decision, evaluate_bundle(decision.bundle, policy, cited, verdicts)))
+            report = evaluate_bundle(
+                decision.bundle,
+                policy,
+                cited,
+                verdicts,
+                question=decision.question,
+                answer=decision.answer,
+            )
+            evaluated.append((decision, report))
         except Exception:
             if decision is own:
                 raise
@@ -742,7 +750,10 @@ def _verdicts_record(
 
 
 def _claim_count(decision: Decision) -> int:
-    return len(decision.bundle.claims)
+    """The claims a reviewer judges: the report's (the bundle's, then the answer's own that
+    the engine checked itself), or the bundle's before there is a report."""
+    body = decision.report.body if decision.report is not None else {}
+    return len(body.get("claims") or decision.bundle.claims)
 
 
 def decision_claim(*, decision_id: int, user: User) -> Decision:

@@ -19,11 +19,11 @@ from rest_framework.views import APIView
 from coordinates.coordinate import Coordinate, Level
 from coordinates.fields import CoordinateField, coordinate_parameter
 from coordinates.models import Role
-from coordinates.selectors import agent_of, coordinate_from, has_role, in_scopes, zone_get
+from coordinates.selectors import agent_of, coordinate_from, has_role, zone_get
 from evidence.models import Document, DocumentKind, DocumentStatus, DocumentVersion
 from evidence.passages import passages_search
 from evidence.retrieval import DEFAULT_K
-from evidence.selectors import documents_visible, reader_scopes
+from evidence.selectors import document_readable, documents_visible, reader_scopes
 from evidence.services import document_ingest
 from maria.errors import ApplicationError, Forbidden, NotFound
 from maria.openapi import (
@@ -43,7 +43,14 @@ class DocumentIn(StrictSerializer):
     key = serializers.CharField(max_length=200, required=False, allow_blank=True)
     kind = serializers.ChoiceField(choices=DocumentKind.choices)
     status = serializers.ChoiceField(choices=DocumentStatus.choices)
-    zone = CoordinateField(shortest=4, longest=4, help_text="the zone (G.U.P.Z)")
+    zone = CoordinateField(
+        shortest=1,
+        longest=4,
+        help_text=(
+            "the level the document belongs to: a galaxy, universe, planet or zone (G to "
+            "G.U.P.Z); every zone beneath it reads and cites it"
+        ),
+    )
     effective_date = serializers.DateField(required=False, allow_null=True)
     supersedes = serializers.IntegerField(
         required=False, allow_null=True, min_value=1, max_value=DATABASE_INT_MAX
@@ -70,7 +77,7 @@ DocumentOut = inline_serializer(
 
 
 def _forbidden(message: str) -> ApplicationError:
-    return Forbidden(message)
+    return Forbidden(message, field="zone")
 
 
 def version_summary(version: DocumentVersion) -> dict[str, Any]:
@@ -125,7 +132,10 @@ class DocumentListView(APIView):
         )
 
     @extend_schema(
-        summary="Ingest a document version (agents into their zone, zone admins into theirs)",
+        summary=(
+            "Ingest a document version at any level (agents into their zone, zone admins "
+            "into the levels they administer)"
+        ),
         request=DocumentIn,
         responses={
             201: DocumentOut,
@@ -138,17 +148,30 @@ class DocumentListView(APIView):
         incoming.is_valid(raise_exception=True)
         data = incoming.validated_data
         coordinate = coordinate_from(data["zone"], field="zone")
-        if coordinate.level != Level.ZONE:
+        if coordinate.level == Level.AGENT:
             raise ApplicationError(
-                f"documents belong to a zone (G.U.P.Z), not a {coordinate.level}", field="zone"
+                "documents belong to a level of the tree (G to G.U.P.Z), not an agent",
+                field="zone",
             )
         zone = zone_get(coordinate, field="zone")
         agent = agent_of(request.auth)
         if agent is not None:
+            # An agent writes into its own zone only: never above it, where every zone
+            # beneath would read what it wrote. A level above a zone is no place an agent
+            # token writes at all (400); another zone is not this agent's (403).
+            if coordinate.level != Level.ZONE:
+                raise ApplicationError(
+                    f"an agent adds documents to its zone ({agent.zone()}), not to a "
+                    f"{coordinate.level}; a zone admin of {coordinate} may",
+                    field="zone",
+                )
             if agent.zone() != coordinate:
-                raise _forbidden(f"agent {agent} may add documents only to {agent.zone()}")
+                raise _forbidden(f"agent {agent} may add documents only to its zone {agent.zone()}")
         elif not has_role(request.user, [Role.ZONE_ADMIN], coordinate):
-            raise _forbidden(f"only agents of {coordinate} and its zone admins may add documents")
+            raise _forbidden(
+                f"only zone admins of the {coordinate.level} {coordinate} (a role on it or "
+                "above it) and, for a zone, its agents may add documents there"
+            )
         supersedes = None
         if data.get("supersedes"):
             supersedes = Document.objects.filter(pk=data["supersedes"]).first()
@@ -232,7 +255,7 @@ class DocumentDetailView(APIView):
     def get(self, request: Request, pk: int) -> Response:
         document = Document.objects.select_related("zone").filter(pk=pk).first()
         scopes = reader_scopes(request.user, request.auth)
-        if document is None or not in_scopes(document.zone.coordinate, scopes):
+        if document is None or not document_readable(document.zone.coordinate, scopes):
             # The same answer for "missing" and "not yours": ids of other zones stay private.
             raise NotFound(f"no document {pk}")
         versions = list(document.versions.order_by("-version"))
@@ -338,7 +361,9 @@ class SearchView(APIView):
     @extend_schema(
         summary="Passages for a question, ready to cite (hybrid retrieval, as ask uses it)",
         description=(
-            "Agents search their zone, people the zones their roles cover. A passage's "
+            "Agents search their zone, people the zones their roles cover; each scope also "
+            "reads the documents of the levels above it, where a nearer level's document of "
+            "the same title overrides an ancestor's. A passage's "
             "`document`, `version`, `paragraph`, `start` and `end` are a citation of exactly "
             "its `text`: send it as it came in `claims[].citations` or in `sources` of "
             "`POST /api/v1/decisions/`. Superseded versions only with `include_superseded=1`, "
@@ -352,7 +377,14 @@ class SearchView(APIView):
                 required=True,
                 description="the question",
             ),
-            coordinate_parameter("zone", description="this zone-tree node and beneath"),
+            coordinate_parameter(
+                "zone",
+                description=(
+                    "this zone-tree node: the documents beneath it and those it inherits from "
+                    "the levels above (less those a nearer level's same-title document "
+                    "overrides)"
+                ),
+            ),
             OpenApiParameter(
                 "k",
                 or_empty({"type": "integer", "minimum": 1, "maximum": MAX_K}),

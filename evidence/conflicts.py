@@ -163,9 +163,11 @@ def _one_way(one: str, other: str) -> tuple[str, str, tuple[str, ...]] | None:
         by_actor = any(r.startswith(("another actor", "roles swapped")) for r in verdict.reasons)
         if verdict.reversal and (by_actor or _nearly_the_same(terms, _terms(best))):
             pairs = verdict.reversal_words
-            said = "; ".join(f"one says {a!r}, the other {b!r}" for a, b in pairs[:2])
+            said = "; ".join(
+                why.say(why.ONE_SAYS, one=repr(a), other=repr(b)) for a, b in pairs[:2]
+            )
             words = tuple(w for pair in pairs[:2] for w in pair)
-            return "hard", why.say(why.OPPOSITE, said=said), words
+            return "hard", why.say(why.OPPOSITE, reason=said), words
         if soft is None:
             forces = frozenset().union(*(_forces(s) for s, _ in matches))
             differs = _differing_force(_forces(sentence), forces)

@@ -12,6 +12,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from coordinates.coordinate import Coordinate
 from coordinates.models import Role
@@ -149,26 +150,35 @@ def conflict_resolve(
     no conflict): recorded on the zone's chain, and answers citing it are held no more."""
     if resolution not in KnowledgeConflict.Resolution.values:
         raise ApplicationError(
-            f"resolution must be one of {', '.join(KnowledgeConflict.Resolution.values)}",
+            gettext("resolution must be one of %(choices)s")
+            % {"choices": ", ".join(KnowledgeConflict.Resolution.values)},
             field="resolution",
         )
     reason = (reason or "").strip()
     if not reason:
-        raise ApplicationError("a reason is required", field="reason")
+        raise ApplicationError(gettext("a reason is required"), field="reason")
     if len(reason) > REASON_LIMIT:
-        raise ApplicationError(f"at most {REASON_LIMIT} characters", field="reason")
+        raise ApplicationError(
+            gettext("at most %(limit)s characters") % {"limit": REASON_LIMIT}, field="reason"
+        )
     with transaction.atomic():
         try:
             conflict = KnowledgeConflict.objects.select_for_update().get(pk=conflict_id)
         except KnowledgeConflict.DoesNotExist as missing:
-            raise NotFound(f"no knowledge conflict {conflict_id}") from missing
+            raise NotFound(
+                gettext("no knowledge conflict %(id)s") % {"id": conflict_id}
+            ) from missing
         where = Coordinate.parse(conflict.zone)
         if not can_see(user, where):  # another zone's conflict: as if there were none
-            raise NotFound(f"no knowledge conflict {conflict_id}")
+            raise NotFound(gettext("no knowledge conflict %(id)s") % {"id": conflict_id})
         if not has_role(user, (Role.ZONE_ADMIN,), where):
-            raise Forbidden("resolving a knowledge conflict needs the zone admin role there")
+            raise Forbidden(
+                gettext("resolving a knowledge conflict needs the zone admin role there")
+            )
         if conflict.resolved_at is not None:
-            raise Conflict(f"knowledge conflict {conflict_id} is resolved already")
+            raise Conflict(
+                gettext("knowledge conflict %(id)s is resolved already") % {"id": conflict_id}
+            )
         conflict.resolution = resolution
         conflict.resolution_reason = reason
         conflict.resolved_by = user  # type: ignore[assignment]

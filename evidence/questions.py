@@ -20,6 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
+from evidence import reasons as why
 from evidence.lexicon import _EN_PARTIES, _JA_PARTIES
 from evidence.numbers import Quantity, extract_numbers
 from evidence.text import (
@@ -65,18 +66,8 @@ SIGNALS: tuple[str, ...] = (
 )
 AGAINST = frozenset({"unit_conflict", "kind_missing"})
 
-_KIND_WORDS: dict[str, str] = {
-    "person": "a person or role",
-    "number": "a number",
-    "amount": "an amount of money",
-    "date": "a date or time",
-    "period": "a period of time",
-    "place": "a place",
-    "reason": "a reason",
-    "choice": "a choice among options",
-    "yes_no": "a yes or no",
-    "open": "a description",
-}
+# In the reasons' words (evidence.reasons translates them where a page shows a reason).
+_KIND_WORDS: Mapping[str, str] = why.ASKED_KINDS
 
 
 @dataclass(frozen=True)
@@ -786,7 +777,7 @@ def addresses(
             p = chosen.probability(signals(asked, part, claim))
             if p > best_p:
                 best, best_p = index, p
-        answers.append(PartAnswer(part, best_p >= ANSWERED, best, best_p))
+        answers.append(PartAnswer(part, best_p >= chosen.threshold, best, best_p))
     missing = tuple(a.part for a in answers if not a.answered)
     if not missing:
         mode: Mode = "full"
@@ -802,6 +793,26 @@ def addresses(
         missing=missing,
         reason=_reason(asked, answers, claims, mode),
     )
+
+
+def pass_mark(language: str, *, fitted: AddressingModel | None = None) -> float:
+    """The probability a claim needs to count as answering a part, in this language: the
+    fitted model's (bench/fit_addressing.py chooses it on the fit split)."""
+    return (fitted or model()).for_language(language).threshold
+
+
+def relevance(
+    question: str | Question, span: str, *, fitted: AddressingModel | None = None
+) -> float:
+    """The relevance r_j of an evidence span to the question (seed 000, 4.1), in [0, 1]: the
+    calibrated probability that the span answers the part of the question it answers best,
+    counted in full from the language's pass mark up. A span the engine holds as answering
+    is fully relevant; below that, in proportion, so a paragraph on another subject scores
+    near 0."""
+    asked = question if isinstance(question, Question) else analyse_question(question)
+    chosen = (fitted or model()).for_language(asked.language)
+    best = max((chosen.probability(signals(asked, part, span)) for part in asked.parts), default=0)
+    return min(1.0, best / chosen.threshold) if chosen.threshold > 0 else 1.0
 
 
 def describe_part(part: Part) -> str:
@@ -831,21 +842,21 @@ def describe_claim(claim: str, question: Question) -> str:
 
 
 def _reason(asked: Question, answers: list[PartAnswer], claims: Sequence[str], mode: Mode) -> str:
+    asks = _join(describe_part(p) for p in asked.parts)
     if not claims:
-        return f"the question asks for {_join(describe_part(p) for p in asked.parts)}; no answer"
+        return why.say(why.NO_ANSWER_TO, asked=asks)
     if mode == "full":
         given = "; ".join(f"{describe_part(a.part)} by claim {(a.claim or 0) + 1}" for a in answers)
-        return f"the answer addresses the question: {given}"
+        return why.say(why.ANSWERS_QUESTION, given=given)
     missing = [a for a in answers if not a.answered]
     if mode == "partial":
         done = _join(describe_part(a.part) for a in answers if a.answered)
-        return f"the answer gives {done} but not {_join(describe_part(a.part) for a in missing)}"
+        return why.say(
+            why.PART_MISSING, given=done, missing=_join(describe_part(a.part) for a in missing)
+        )
     best = max(answers, key=lambda a: a.probability).claim
     claim = claims[best if best is not None else 0]
-    return (
-        f"the question asks for {_join(describe_part(p) for p in asked.parts)}; "
-        f"the answer gives {describe_claim(claim, asked)}"
-    )
+    return why.say(why.OFF_TOPIC, asked=asks, given=describe_claim(claim, asked))
 
 
 def _join(items: Any) -> str:
@@ -869,6 +880,8 @@ __all__ = [
     "describe_part",
     "model",
     "model_from_json",
+    "pass_mark",
+    "relevance",
     "signals",
     "supplied",
 ]

@@ -64,6 +64,14 @@ VERSION_NOT_IN_ZONE = gettext_noop(
     "fabricated citation or one outside the zone: document %(document)s version %(version)s "
     "does not exist in %(zone)s"
 )
+OVERRIDDEN = gettext_noop(
+    "document %(document)s is overridden in zone %(zone)s by its own document %(overriding)s "
+    "'%(title)s'"
+)
+OVERRIDDEN_BY_LEVEL = gettext_noop(
+    "document %(document)s is overridden in zone %(zone)s by document %(overriding)s "
+    "'%(title)s' of %(node)s"
+)
 NO_PARAGRAPH = gettext_noop(
     "fabricated citation: document %(document)s version %(version)s has no paragraph "
     "%(paragraph)s (it has %(count)s)"
@@ -86,9 +94,78 @@ NOT_FACTUAL = gettext_noop("not a factual claim (%(kind)s): held to no evidence"
 NO_CITATION = gettext_noop("no citation: an unsupported claim")
 CITATIONS_DISAGREE = gettext_noop("cited paragraphs on the same subject disagree about this claim")
 
+# --- the answer the user reads and the question it answers (evidence.answers, .questions) ---
+ANSWER_UNSUPPORTED = gettext_noop("the answer says %(said)s; no cited evidence says so")
+ANSWER_NEEDS_MORE = gettext_noop(
+    "a sentence of the answer no claim states needs %(needed)s of its key terms in a cited "
+    "paragraph; this one holds %(coverage)s"
+)
+NOT_IN_ANSWER = gettext_noop(
+    "not part of the answer: the answer text does not say this, so it does not count toward "
+    "the answer's score"
+)
+ANSWERS_QUESTION = gettext_noop("the answer addresses the question: %(given)s")
+OFF_TOPIC = gettext_noop("the question asks for %(asked)s; the answer gives %(given)s")
+PART_MISSING = gettext_noop("the answer gives %(given)s but not %(missing)s")
+NO_ANSWER_TO = gettext_noop("the question asks for %(asked)s; there is no answer")
+# What a part of a question asks for (evidence.questions.describe_part), and the words that
+# say what a claim gives: they stand inside the parts `asked`, `given` and `missing` of the
+# sentences above, and are translated wherever they stand there.
+ASKED_KINDS = {
+    "person": gettext_noop("a person or role"),
+    "number": gettext_noop("a number"),
+    "amount": gettext_noop("an amount of money"),
+    "date": gettext_noop("a date or time"),
+    "period": gettext_noop("a period of time"),
+    "place": gettext_noop("a place"),
+    "reason": gettext_noop("a reason"),
+    "choice": gettext_noop("a choice among options"),
+    "yes_no": gettext_noop("a yes or no"),
+    "open": gettext_noop("a description"),
+}
+PHRASES = (
+    *ASKED_KINDS.values(),
+    gettext_noop("a number of"),
+    gettext_noop("an amount in"),
+    gettext_noop("something about"),
+    gettext_noop("nothing new"),
+    gettext_noop("by claim"),
+    gettext_noop("about"),
+)
+_PHRASE_PARTS = frozenset({"asked", "given", "missing"})
+
+# --- a cited version against its document's current version (evidence.currency) ---
+CURRENT_CONTRADICTS = gettext_noop(
+    "version %(current)s of %(title)s, in force from %(effective)s, says otherwise: '%(span)s'"
+)
+CURRENT_CONTRADICTS_UNDATED = gettext_noop(
+    "the current version %(current)s of %(title)s says otherwise: '%(span)s'"
+)
+CURRENT_AGREES = gettext_noop("the current version %(current)s of %(title)s says the same")
+CURRENT_SILENT = gettext_noop("the current version %(current)s of %(title)s no longer says this")
+# Which kinds and statuses of source may carry an answer out without a person (the zone's
+# release_kinds and release_statuses); `kind` is a document kind, one of WORDS below.
+APPROVED_MAY_NOT_RELEASE = gettext_noop(
+    "%(title)s is an approved %(kind)s: in this zone an answer resting on it is not released "
+    "without a person"
+)
+DRAFT_MAY_NOT_RELEASE = gettext_noop(
+    "%(title)s is a draft %(kind)s: in this zone an answer resting on it is not released "
+    "without a person"
+)
+ARCHIVED_MAY_NOT_RELEASE = gettext_noop(
+    "%(title)s is an archived %(kind)s: in this zone an answer resting on it is not released "
+    "without a person"
+)
+SOURCE_MAY_NOT_RELEASE = gettext_noop(
+    "%(title)s is a %(kind)s of status %(status)s: in this zone an answer resting on it is not "
+    "released without a person"
+)
+
 # --- paragraphs of the knowledge base against each other (evidence.conflicts) ---
 VALUES_DISAGREE = gettext_noop("the values disagree: one says %(one)s, the other %(other)s")
-OPPOSITE = gettext_noop("they say the opposite: %(said)s")
+OPPOSITE = gettext_noop("they say the opposite: %(reason)s")
+ONE_SAYS = gettext_noop("one says %(one)s, the other %(other)s")
 FORCE_OR_SCOPE = gettext_noop("the same subject with another force or scope: %(differs)s")
 VERSION_CHANGES = gettext_noop("version %(newer)s changes what version %(older)s said: %(reason)s")
 
@@ -109,6 +186,13 @@ WORDS = (
     gettext_noop("temporal"),
     gettext_noop("meta"),
     gettext_noop("opinion"),
+    # document kinds (evidence.models.DocumentKind), for the *_MAY_NOT_RELEASE templates
+    gettext_noop("policy"),
+    gettext_noop("contract"),
+    gettext_noop("report"),
+    gettext_noop("minutes"),
+    gettext_noop("memo"),
+    gettext_noop("email"),
 )
 _WORD_PARTS = frozenset({"kind", "gate"})
 
@@ -162,7 +246,21 @@ def _part(name: str, value: str, translate: Callable[[str], str]) -> str:
         return localise(value, translate)
     if name in _WORD_PARTS:
         return translate(value)
+    if name in _PHRASE_PARTS:
+        return phrases(value, translate)
     return value
 
 
-__all__ = ["TEMPLATES", "gettext_noop", "localise", "say"]
+@lru_cache(maxsize=1)
+def _phrase_pattern() -> re.Pattern[str]:
+    longest_first = sorted(PHRASES, key=len, reverse=True)
+    return re.compile(r"(?<!\w)(" + "|".join(map(re.escape, longest_first)) + r")(?!\w)")
+
+
+def phrases(text: str, translate: Callable[[str], str]) -> str:
+    """`text` with the words of PHRASES in it translated (what a question asks for, what a
+    claim gives); the rest, the question's and the claim's own words, as it is."""
+    return _phrase_pattern().sub(lambda found: translate(found.group(1)), text)
+
+
+__all__ = ["ASKED_KINDS", "PHRASES", "TEMPLATES", "gettext_noop", "localise", "phrases", "say"]

@@ -1,12 +1,14 @@
 """Pure core of hybrid retrieval: BM25 (bm25s) and exact dense search, fused by weighted
 min-max scores. Storage-backed legs (pgvector) plug into `fuse` with their own top-k lists.
+And the scope rule they search under: documents at every level of the tree, inherited by
+the zones beneath, the nearest level's title winning (`in_view`, `overrides`).
 """
 
 from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 import bm25s
@@ -532,3 +534,73 @@ def hybrid_search(
     dense = dense_index.search(query_vector, pool, mask=mask)
     sparse = sparse_index.search(query, pool, mask=mask)
     return fuse(dense, sparse, dense_weight=dense_weight, sparse_weight=sparse_weight, k=k)
+
+
+# ---------------------------------------------------------------------------------------
+# Scope: documents at every level of the tree, the nearest level's title winning
+# ---------------------------------------------------------------------------------------
+
+
+def in_view(node: str, scopes: Sequence[str] | None) -> bool:
+    """Whether documents of tree node `node` are in view of `scopes` (None: everything): a
+    scope is the node or a dotted prefix of it (the scope holds its documents), or the node
+    is a dotted prefix of a scope (the scope inherits them). A sibling subtree never is."""
+    if scopes is None:
+        return True
+    return any(
+        node == scope or node.startswith(f"{scope}.") or scope.startswith(f"{node}.")
+        for scope in scopes
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PlacedDocument:
+    """A document, its title and the tree node (G to G.U.P.Z) it belongs to."""
+
+    id: int
+    title: str
+    node: str
+
+    @property
+    def depth(self) -> int:
+        return self.node.count(".") + 1
+
+
+def _overridden_in(documents: Sequence[PlacedDocument], scope: str) -> dict[int, PlacedDocument]:
+    """Along `scope`'s lineage (its node and its ancestors), each document that a document
+    with the same title on a nearer level overrides, to the nearest such document."""
+    lineage = [d for d in documents if d.node == scope or scope.startswith(f"{d.node}.")]
+    nearest: dict[str, PlacedDocument] = {}
+    for document in sorted(lineage, key=lambda d: (-d.depth, d.id)):
+        nearest.setdefault(document.title, document)
+    return {d.id: nearest[d.title] for d in lineage if d.depth < nearest[d.title].depth}
+
+
+def overrides(
+    documents: Iterable[PlacedDocument], scopes: Sequence[str] | None
+) -> dict[int, PlacedDocument]:
+    """The documents no scope still sees, each to the document that overrides it (for the
+    first scope that overrides it).
+
+    In a scope's lineage the nearest level's document of a title wins: a zone's "Travel
+    policy" overrides its planet's and its galaxy's, a planet's overrides the galaxy's for
+    every zone beneath the planet. A document on a scope's own node or beneath it is never
+    overridden there (it is the scope's, or a subtree's it holds), and one that some scope
+    still sees stays in view. `documents` must hold every document on the scopes' lineages
+    (others are ignored); None scopes (everything) override nothing.
+    """
+    if scopes is None:
+        return {}
+    placed = list(documents)
+    nodes = {document.node for document in placed}
+    found: dict[int, PlacedDocument] = {}
+    kept: set[int] = set()
+    for scope in scopes:
+        here = _overridden_in(placed, scope)
+        seen = {node for node in nodes if in_view(node, [scope])}  # once per node
+        for document in placed:
+            if document.id in here:
+                found.setdefault(document.id, here[document.id])
+            elif document.node in seen:
+                kept.add(document.id)
+    return {pk: by for pk, by in found.items() if pk not in kept}

@@ -1,6 +1,9 @@
 """Hybrid retrieval over the document store: dense (on PostgreSQL pgvector's HNSW index, or
 an exact scan for small scopes; exact numpy elsewhere) weighted 0.7 plus BM25 weighted 0.3,
-filtered by zone scope and currency.
+filtered by scope and currency. A scope sees the documents of its subtree and those of the
+levels above it, less the ancestors' documents that a nearer level's document of the same
+title overrides (evidence.retrieval.overrides; docs/architecture.md, "Documents at every
+level").
 
 Each process keeps its BM25 index (and, without PostgreSQL, its vector matrix) in memory.
 When `CorpusState.generation` says the paragraphs changed, it reads every paragraph's id and
@@ -27,7 +30,7 @@ from numpy.typing import NDArray
 
 from coordinates.coordinate import Coordinate
 from coordinates.selectors import in_scopes
-from evidence.models import EMBEDDING_DIM, CorpusState, Paragraph
+from evidence.models import EMBEDDING_DIM, CorpusState, DocumentVersion, Paragraph
 from evidence.retrieval import (
     DEFAULT_DENSE_WEIGHT,
     DEFAULT_K,
@@ -35,8 +38,11 @@ from evidence.retrieval import (
     BM25Index,
     DenseIndex,
     HybridHit,
+    PlacedDocument,
     Ranked,
     fuse,
+    in_view,
+    overrides,
 )
 from evidence.services import embedder
 
@@ -74,7 +80,8 @@ class Corpus:
     generation: int
     stamp: object  # with the generation, names the state it was loaded from (see _store_state)
     ids: NDArray[np.int64]
-    zone_names: list[str]  # the distinct zones ...
+    versions: NDArray[np.int64]  # each row's document version, to hide overridden documents
+    zone_names: list[str]  # the distinct zones (tree nodes, G to G.U.P.Z) ...
     zone_codes: NDArray[np.intp]  # ... and each row's index into them
     current: NDArray[np.bool_]
     live: NDArray[np.bool_]  # still in the store (a rolled-back paragraph is not)
@@ -84,6 +91,10 @@ class Corpus:
     dense: DenseIndex | None  # None on PostgreSQL, where the HNSW index answers
     # candidate_mask's results for this state, by scope.
     masks: dict[object, NDArray[np.bool_]] = dataclasses.field(
+        default_factory=dict, compare=False, repr=False
+    )
+    # hidden_versions' results for this state, by scope.
+    hidden: dict[object, tuple[int, ...]] = dataclasses.field(
         default_factory=dict, compare=False, repr=False
     )
 
@@ -173,7 +184,7 @@ def _load(generation: int, stamp: object) -> Corpus:
     on_postgres = connection.vendor == "postgresql"
     # PostgreSQL answers the dense leg itself, so its vectors never need to leave it.
     fields = ["id", "zone", "current", "text"] + ([] if on_postgres else ["embedder", "embedding"])
-    rows = list(Paragraph.objects.order_by("id").values_list(*fields))
+    rows = list(Paragraph.objects.order_by("id").values_list(*fields, "version"))
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     dense = None
     embedders = None
@@ -189,6 +200,7 @@ def _load(generation: int, stamp: object) -> Corpus:
         generation=generation,
         stamp=stamp,
         ids=ids,
+        versions=np.fromiter((r[-1] for r in rows), dtype=np.int64, count=len(rows)),
         zone_names=[str(z) for z in zone_names],
         zone_codes=zone_codes.astype(np.intp),
         current=np.fromiter((r[2] for r in rows), dtype=bool, count=len(rows)),
@@ -222,7 +234,7 @@ def _refresh(cached: Corpus, generation: int, stamp: object) -> Corpus:
         return _load(generation, stamp)  # mostly new: indexing it all at once is no slower
 
     fields = ["id", "zone", "text"] + ([] if on_postgres else ["embedder", "embedding"])
-    new_rows = _paragraph_rows(new_ids.tolist(), fields)
+    new_rows = _paragraph_rows(new_ids.tolist(), [*fields, "version"])
     if len(new_rows) != len(new_ids):  # deleted between the two reads: try again next time
         return _load(generation, stamp)
     n_old, n_new = len(cached.ids), len(new_rows)
@@ -248,6 +260,9 @@ def _refresh(cached: Corpus, generation: int, stamp: object) -> Corpus:
         generation=generation,
         stamp=stamp,
         ids=ids,
+        versions=np.concatenate(
+            [cached.versions, np.fromiter((r[-1] for r in new_rows), dtype=np.int64)]
+        ),
         zone_names=list(code_of),
         zone_codes=np.concatenate([cached.zone_codes, np.asarray(new_codes, dtype=np.intp)]),
         current=current,
@@ -351,23 +366,67 @@ def in_scope(zone: str, scopes: list[Coordinate] | None) -> bool:
     return in_scopes(zone, scopes)
 
 
+def _names(scopes: list[Coordinate] | None) -> list[str] | None:
+    return None if scopes is None else [str(scope) for scope in scopes]
+
+
 def scope_mask(loaded: Corpus, scopes: list[Coordinate] | None) -> NDArray[np.bool_]:
-    """Rows in the store whose zone is in scope; decided once per zone, not once per row."""
+    """Rows in the store whose tree node is in view of the scopes (evidence.retrieval.in_view:
+    in scope, or on a level above one); decided once per node, not once per row."""
+    names = _names(scopes)
     allowed = np.fromiter(
-        (in_scope(z, scopes) for z in loaded.zone_names), dtype=bool, count=len(loaded.zone_names)
+        (in_view(z, names) for z in loaded.zone_names), dtype=bool, count=len(loaded.zone_names)
     )
     return allowed[loaded.zone_codes] & loaded.live
+
+
+def hidden_versions(loaded: Corpus, scopes: list[Coordinate] | None) -> tuple[int, ...]:
+    """The versions of the documents that a nearer level's document of the same title
+    overrides for `scopes` (evidence.retrieval.overrides), sorted.
+
+    One query over the documents on the scopes' lineages, once per corpus state and scope
+    (a document's title and place change only with a new version, which bumps the state),
+    and none when no level above a scope holds a paragraph.
+    """
+    if scopes is None:
+        return ()
+    key = tuple(sorted(map(str, scopes)))
+    found = loaded.hidden.get(key)
+    if found is not None:
+        return found
+    lineage = {str(c) for scope in scopes for c in scope.lineage() if c.depth <= 4}
+    above = lineage - set(key)
+    found = ()
+    if above & set(loaded.zone_names):
+        rows = list(
+            DocumentVersion.objects.filter(document__zone__coordinate__in=sorted(lineage))
+            .order_by()
+            .values_list("pk", "document_id", "document__title", "document__zone__coordinate")
+        )
+        placed = {doc: PlacedDocument(doc, title, node) for _, doc, title, node in rows}
+        gone = overrides(placed.values(), list(key))
+        found = tuple(sorted(pk for pk, doc, _, _ in rows if doc in gone))
+    if len(loaded.hidden) >= _MASKS_KEPT:
+        loaded.hidden.clear()
+    loaded.hidden[key] = found
+    return found
 
 
 def candidate_mask(
     loaded: Corpus, scopes: list[Coordinate] | None, include_superseded: bool
 ) -> NDArray[np.bool_]:
-    """Rows a search may return: in scope, in the store, current unless superseded ones are
-    asked for. Kept per corpus for the scopes seen last (a scope is asked again and again)."""
+    """Rows a search may return: in view of the scopes and not overridden there, in the
+    store, current unless superseded ones are asked for. Kept per corpus for the scopes seen
+    last (a scope is asked again and again)."""
     key = (None if scopes is None else tuple(sorted(map(str, scopes))), include_superseded)
     mask = loaded.masks.get(key)
     if mask is None:
         mask = scope_mask(loaded, scopes)
+        hidden = hidden_versions(loaded, scopes)
+        if hidden:
+            # kind="sort": ~0.1 ms over 100,000 rows; numpy's default picks a lookup table
+            # spanning the ids' range here, ~2 ms.
+            mask &= ~np.isin(loaded.versions, np.asarray(hidden, dtype=np.int64), kind="sort")
         if not include_superseded:
             mask &= loaded.current
         mask.flags.writeable = False  # shared by every search of this scope
@@ -378,10 +437,11 @@ def candidate_mask(
 
 
 def scope_zones(loaded: Corpus, scopes: list[Coordinate] | None) -> list[str] | None:
-    """The zones of the corpus that are in scope (None: no scope, every zone)."""
-    if scopes is None:
+    """The tree nodes of the corpus in view of the scopes (None: no scope, every node)."""
+    names = _names(scopes)
+    if names is None:
         return None
-    return [z for z in loaded.zone_names if in_scope(z, scopes)]
+    return [z for z in loaded.zone_names if in_view(z, names)]
 
 
 def dense_leg_postgres(
@@ -392,9 +452,11 @@ def dense_leg_postgres(
     *,
     exact: bool,
     ef_search: int = HNSW_EF_SEARCH,
+    hidden: Sequence[int] = (),
 ) -> Ranked:
-    """The k paragraphs nearest to `vector` by cosine, among `zones` (None: all), by an
-    HNSW index scan or, when `exact`, by reading every candidate and sorting.
+    """The k paragraphs nearest to `vector` by cosine, among `zones` (None: all) and not of
+    the versions `hidden` (overridden documents: `hidden_versions`), by an HNSW index scan
+    or, when `exact`, by reading every candidate and sorting.
 
     Stored vectors are unit length (the Embedder contract), so cosine is the inner product,
     which pgvector computes in a third of the work (`<#>` is its negative). The HNSW index
@@ -413,9 +475,13 @@ def dense_leg_postgres(
         # The zones themselves, not prefix patterns: the planner then knows how many rows
         # they hold, and the (current, zone) index can fetch them.
         conditions.append("zone = ANY(%(zones)s)")
+    if hidden:
+        # A few versions at most (same-title documents above the scope): checked per row.
+        conditions.append("NOT (version_id = ANY(%(hidden)s))")
     params = {
         "vector": "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]",
         "zones": zones,
+        "hidden": list(hidden),
         "k": k,
         "ef_search": str(ef_search),
     }
@@ -456,7 +522,8 @@ def search_paragraphs(
     sparse_weight: float = DEFAULT_SPARSE_WEIGHT,
     vector: NDArray[np.float32] | None = None,
 ) -> list[HybridHit]:
-    """The k best paragraphs for `query` among those in `scopes` (None: every zone).
+    """The k best paragraphs for `query` among those in view of `scopes` (None: every zone):
+    their subtrees and the levels above them, overridden documents left out.
 
     `vector` is the query's embedding by the configured embedder, for a caller that has it
     already; without it the query is embedded here.
@@ -479,7 +546,14 @@ def search_paragraphs(
         sparse_leg = _sparse_executor().submit(loaded.sparse.search, query, pool, mask=mask)
         zones = scope_zones(loaded, scopes)
         exact = candidates <= EXACT_MAX_ROWS
-        dense = dense_leg_postgres(vector, zones, include_superseded, pool, exact=exact)
+        dense = dense_leg_postgres(
+            vector,
+            zones,
+            include_superseded,
+            pool,
+            exact=exact,
+            hidden=hidden_versions(loaded, scopes),
+        )
         sparse = sparse_leg.result()
         return fuse(dense, sparse, dense_weight=dense_weight, sparse_weight=sparse_weight, k=k)
     else:

@@ -6,8 +6,9 @@ from django.db.models import QuerySet
 
 from coordinates.coordinate import Coordinate
 from coordinates.models import Role
-from coordinates.selectors import AnyUser, agent_of, in_scopes, role_scopes
+from coordinates.selectors import AnyUser, agent_of, role_scopes
 from evidence.models import Document
+from evidence.retrieval import in_view
 
 READ_ROLES = (Role.REVIEWER, Role.ZONE_ADMIN, Role.AUDITOR)
 
@@ -22,10 +23,18 @@ def reader_scopes(user: AnyUser, token: object = None) -> list[Coordinate] | Non
     return role_scopes(user, READ_ROLES)
 
 
+def document_readable(node: str, scopes: list[Coordinate] | None) -> bool:
+    """A document of tree node `node` is readable under `scopes` (reader_scopes) when it
+    lies in one of them or on a level above one: zones inherit their levels' documents.
+    Overridden ones included: reading one is no citing it (evidence.retrieval.overrides)."""
+    return in_view(node, None if scopes is None else [str(scope) for scope in scopes])
+
+
 def documents_visible(user: AnyUser, token: object = None) -> QuerySet[Document]:
     documents = Document.objects.select_related("zone").order_by("zone__coordinate", "key")
     scopes = reader_scopes(user, token)
     if scopes is None:
         return documents
-    visible = [z for z in {d.zone.coordinate for d in documents} if in_scopes(z, scopes)]
+    nodes = set(Document.objects.order_by().values_list("zone__coordinate", flat=True).distinct())
+    visible = [node for node in nodes if document_readable(node, scopes)]
     return documents.filter(zone__coordinate__in=visible)

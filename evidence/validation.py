@@ -19,9 +19,11 @@ from django.utils import timezone
 from coordinates.coordinate import Coordinate, CoordinateError
 from coordinates.policy import FIELD_NAMES, PolicyValues
 from coordinates.selectors import EffectivePolicy
-from evidence import calibration, scoring, verifier
+from evidence import calibration, questions, scoring, verifier
 from evidence import reasons as why
+from evidence.answers import SAYS_COVERAGE, Reading, read_answer, unmarked
 from evidence.claims import align
+from evidence.currency import check_current, current_of, current_reason, release_reason
 from evidence.grounding import check_claim, claims_without_numbers_share, classify_claim, cosine
 from evidence.judge import JudgeConfig, JudgeVerdict, judge_claim
 from evidence.knowledge import open_conflicts
@@ -34,10 +36,13 @@ from evidence.models import (
     ZoneCalibration,
 )
 from evidence.numbers import extract_numbers
+from evidence.retrieval import PlacedDocument, overrides
 from evidence.services import embedder
 from evidence.text import content_terms
 from trail.chain import canonical_json
 
+# Least to most strict, as gates.grading.GATES (the gates app is above this one).
+GATE_ORDER = ("auto", "flagged", "required", "blocked")
 SHARED_ENTITY = 0.5  # relation of two items that share a number or most key terms
 CONTRADICTION = -1.0
 
@@ -68,23 +73,73 @@ class Item:
     # The claim's own words that failed here: a number the span lacks, a reversed word or an
     # actor the span names otherwise; the decision page marks them.
     failed_words: list[str] = field(default_factory=list)
+    # How well the span answers the question (evidence.questions.relevance); None: no
+    # question was given, and relevance is the claim's grounding as before.
+    question_relevance: float | None = None
+    # A superseded version's claim read against the current version (evidence.currency).
+    current: dict[str, Any] | None = None
 
 
 Versions = dict[tuple[int, int | None], DocumentVersion]  # (document, version or None: current)
 CitedParagraphs = dict[tuple[int, int], Paragraph]  # (version pk, paragraph number)
 
 
+def overriding_document(version: DocumentVersion, zone: str) -> PlacedDocument | None:
+    """The document that overrides `version`'s for `zone`: one of the same title on a level
+    of the zone's lineage nearer the zone (evidence.retrieval.overrides). None for the zone's
+    own documents; one query for a document of a level above it."""
+    document = version.document
+    placed = PlacedDocument(document.pk, document.title, document.zone.coordinate)
+    if placed.node == zone:
+        return None
+    nearer = [c for c in _lineage(zone) if c.count(".") + 1 > placed.depth]
+    rows = (
+        DocumentVersion.objects.filter(
+            document__title=document.title, document__zone__coordinate__in=nearer
+        )
+        .order_by()
+        .values_list("document_id", "document__zone__coordinate")
+        .distinct()
+    )
+    found = [placed, *(PlacedDocument(pk, document.title, node) for pk, node in rows)]
+    return overrides(found, [zone]).get(document.pk)
+
+
 def resolve_item(item: Item, zone: str, versions: Versions, paragraphs: CitedParagraphs) -> None:
     cited = item.cited
     document, wanted = int(cited["document"]), cited.get("version")
     version = versions.get((document, wanted))
-    if version is None or version.document.zone.coordinate != zone:
-        # Another zone's document reads as one that does not exist: the report (which the
-        # zone's reviewers and auditors read) must not say that it exists, nor whose it is.
+    if version is None or version.document.zone.coordinate not in _lineage(zone):
+        # A document of no level of the zone's lineage (another zone's, a sibling subtree's)
+        # reads as one that does not exist: the report (which the zone's reviewers and
+        # auditors read) must not say that it exists, nor whose it is.
         item.problem = (
             why.say(why.NOT_IN_ZONE, document=document, zone=zone)
             if wanted is None
             else why.say(why.VERSION_NOT_IN_ZONE, document=document, version=wanted, zone=zone)
+        )
+        return
+    overriding = overriding_document(version, zone)
+    if overriding is not None:
+        # Inherited from a level above, but the zone (or a nearer level) has its own
+        # document of that title: the ancestor's no longer speaks for this zone.
+        item.problem = (
+            why.say(
+                why.OVERRIDDEN,
+                document=document,
+                zone=zone,
+                overriding=overriding.id,
+                title=overriding.title,
+            )
+            if overriding.node == zone
+            else why.say(
+                why.OVERRIDDEN_BY_LEVEL,
+                document=document,
+                zone=zone,
+                overriding=overriding.id,
+                title=overriding.title,
+                node=overriding.node,
+            )
         )
         return
     number = int(cited["paragraph"])
@@ -180,6 +235,8 @@ class Cited:
     calibrations: Mapping[str, CalibrationInForce | None] = field(default_factory=dict)
     # Open knowledge-base conflicts that hold answers back, by cited paragraph id.
     disputed: Mapping[int, list[KnowledgeConflict]] = field(default_factory=dict)
+    # For each document cited in a superseded version: its current version and paragraphs.
+    current: Mapping[int, tuple[DocumentVersion, list[Paragraph]]] = field(default_factory=dict)
 
 
 def read_cited(bundles: Sequence[EvidenceBundle]) -> Cited:
@@ -211,7 +268,15 @@ def read_cited(bundles: Sequence[EvidenceBundle]) -> Cited:
         latest = found.get((row.document_id, None))
         if latest is None or row.version > latest.version:
             found[(row.document_id, None)] = row  # no version given: the current one
-    return Cited(found, cited, calibrations, disputed)
+    # A claim resting on a superseded version is read against the current one as well.
+    stale = {
+        version.pk: version
+        for c in citations
+        if (version := found.get((int(c["document"]), c.get("version")))) is not None
+        and version.is_superseded
+    }
+    current = current_of(stale.values()) if stale else {}
+    return Cited(found, cited, calibrations, disputed, current)
 
 
 def _judge(item: Item, statement: str, similarity: float, now: datetime) -> None:
@@ -247,8 +312,11 @@ def _judge(item: Item, statement: str, similarity: float, now: datetime) -> None
         item.vetoed_by = "numbers"
     elif verdict.reversal:
         item.vetoed_by = "reversal"
-    # Relevance: how much of the claim this paragraph speaks to, lexically or semantically.
-    item.relevance = max(item.coverage, item.similarity) if item.supported else 0.0
+    # Relevance r_j: how well the span answers the question (docs/math.md §1); with no
+    # question, how much of the claim it speaks to, lexically or semantically.
+    grounding = max(item.coverage, item.similarity)
+    relevance = grounding if item.question_relevance is None else item.question_relevance
+    item.relevance = relevance if item.supported else 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,10 +429,16 @@ def _relation_matrix(items: Sequence[_Related]) -> np.ndarray:
     return a
 
 
-def _item_json(item: Item, confidence: float, kept: bool, floor: float) -> dict[str, Any]:
+def _item_json(
+    item: Item, confidence: float, kept: bool, floor: float, *, unheld: str | None = None
+) -> dict[str, Any]:
+    """`unheld`: why the item's claim is not held to evidence (not factual: None; not part
+    of the answer: NOT_IN_ANSWER)."""
     dropped = None
     if item.problem:
         dropped = item.problem
+    elif unheld:
+        dropped = unheld
     elif not kept:
         dropped = why.say(why.BELOW_FLOOR, confidence=f"{confidence:.3f}", floor=floor)
     return {
@@ -390,8 +464,12 @@ def _item_json(item: Item, confidence: float, kept: bool, floor: float) -> dict[
                 if item.calibrated_probability is None
                 else round(item.calibrated_probability, 6)
             ),
+            "question_relevance": (
+                None if item.question_relevance is None else round(item.question_relevance, 6)
+            ),
         },
         "aligned": list(item.aligned) if item.aligned else None,
+        "current": item.current,
         "failed_words": item.failed_words,
         "relevance": round(item.relevance, 6),
         "confidence": round(confidence, 6),
@@ -414,6 +492,7 @@ class Grader(Protocol):
         *,
         has_contradictions: bool,
         has_factual_claims: bool,
+        at_least: Any = "auto",
     ) -> str: ...
 
 
@@ -466,13 +545,29 @@ def evaluate_bundle(
     policy: EffectivePolicy,
     cited: Cited | None = None,
     judged: Mapping[int, JudgeVerdict] | None = None,
+    *,
+    question: str | None = None,
+    answer: str | None = None,
 ) -> ValidationReport:
     """`validate_bundle` without the save. `cited`: what `read_cited` read for a batch of
     bundles this one is part of; read here when not given. `judged`: the LLM judge's verdict
-    per claim (`judge_bundle`), recorded beside the engine's own; it changes no verdict."""
+    per claim (`judge_bundle`), recorded beside the engine's own; it changes no verdict.
+
+    `answer`: the text the user reads. Each of its claims is matched to the submitted claim
+    that says it (evidence.answers); one that none says is checked against every source the
+    bundle cites, and counts as any claim does; a submitted claim the answer does not say is
+    reported and not scored. `question`: what was asked. Each item's relevance r_j is how
+    well its span answers it, and an answer that does not address it goes to a person
+    (evidence.questions). Without them (older callers, tests of the scoring alone) the
+    submitted claims are the answer and relevance is their grounding."""
     values = policy.values
     now = timezone.now()
-    claims = list(bundle.claims)
+    submitted = list(bundle.claims)
+    reading = read_answer(answer, [c["text"] for c in submitted]) if answer is not None else None
+    claims = submitted + _unchecked_answer_claims(reading, submitted)
+    in_answer = [True] * len(claims)
+    if reading is not None:
+        in_answer[: len(submitted)] = reading.in_answer
     kinds = [classify_claim(c["text"]) for c in claims]
     items = [
         Item(claim=k, cited=cited)
@@ -484,19 +579,29 @@ def evaluate_bundle(
     for item in items:
         resolve_item(item, bundle.zone, cited.versions, cited.paragraphs)
 
+    asked = questions.analyse_question(question) if question else None
     model = embedder()
     statements = [statement for _, statement in kinds]
     resolved = [i for i in items if i.paragraph is not None]
     vectors = model.embed(statements + [i.span for i in resolved])
+    relevance: dict[str, float] = {}  # one reading of each span, however many claims cite it
     for index, item in enumerate(resolved):
+        if asked is not None:
+            if item.span not in relevance:
+                relevance[item.span] = questions.relevance(asked, item.span)
+            item.question_relevance = relevance[item.span]
         similarity = cosine(vectors[item.claim], vectors[len(statements) + index])
         _judge(item, statements[item.claim], similarity, now)
     for item in items:
         if item.paragraph is None:
             _judge(item, statements[item.claim], 0.0, now)
+    items = _answer_claims_evidence(items, first_added=len(submitted))
+    holds = Holds()
+    _read_current(items, statements, cited, holds)
 
-    # Only factual claims are held to evidence (docs/math.md §9); the rest are reported.
-    factual = [k for k, (kind, _) in enumerate(kinds) if kind == "factual"]
+    # Only factual claims the answer says are held to evidence (docs/math.md §9); the rest
+    # are reported.
+    factual = [k for k, (kind, _) in enumerate(kinds) if kind == "factual" and in_answer[k]]
     held = [i for i in items if i.claim in factual]
     # Relations first: whether two paragraphs disagree is a fact about their content, which
     # a zone's calibration (the reviewers' judgement of claims like this) does not change.
@@ -533,20 +638,29 @@ def evaluate_bundle(
         )
     for item in items:
         if item.claim not in factual:
-            item_json[item.claim].append(_item_json(item, 0.0, False, values.floor))
+            unheld = None if in_answer[item.claim] else why.NOT_IN_ANSWER
+            item_json[item.claim].append(_item_json(item, 0.0, False, values.floor, unheld=unheld))
     claim_sufficiency = dict(zip(factual, score.claim_sufficiency, strict=True))
     claim_json = []
     for k, claim in enumerate(claims):
         kind, statement = kinds[k]
         evidence = item_json[k]
-        supported = kind != "factual" or any(e["kept"] and e["supported"] for e in evidence)
         reasons: list[str] = []
-        if kind != "factual":
-            reasons.append(why.say(why.NOT_FACTUAL, kind=kind))
-        elif not evidence:
-            reasons.append(why.NO_CITATION)
-        elif not supported:
-            reasons.extend(r for e in evidence for r in e["reasons"][:2])
+        from_answer = k >= len(submitted)
+        if not in_answer[k]:
+            supported = kind != "factual" or any(e["supported"] for e in evidence)
+            reasons.append(why.NOT_IN_ANSWER)
+        else:
+            supported = kind != "factual" or any(e["kept"] and e["supported"] for e in evidence)
+            if kind != "factual":
+                reasons.append(why.say(why.NOT_FACTUAL, kind=kind))
+            elif from_answer and not supported:
+                # Every cited paragraph was read for it: what each says is below, per item.
+                reasons.append(why.say(why.ANSWER_UNSUPPORTED, said=claim["text"]))
+            elif not evidence:
+                reasons.append(why.NO_CITATION)
+            elif not supported:
+                reasons.extend(r for e in evidence for r in e["reasons"][:2])
         claim_json.append(
             {
                 "text": claim["text"],
@@ -557,6 +671,8 @@ def evaluate_bundle(
                 "sufficiency": claim_sufficiency.get(k),
                 "reasons": reasons,
                 "evidence": evidence,
+                "in_answer": in_answer[k],
+                **({"answer_span": claim["answer_span"]} if from_answer else {}),
                 **({"judge": judged[k].as_dict()} if judged and k in judged else {}),
             }
         )
@@ -597,6 +713,18 @@ def evaluate_bundle(
             continue  # the answer cites both sides: its own contradiction above says it
         claim_json[claim]["contradicted"] = True
         contradictions.append(found)
+    _release_authority(held, score.kept, factual, values, holds)
+    addressing = None
+    if asked is not None and factual:
+        said = [c.text for c in reading.claims] if reading is not None else statements
+        addressing = questions.addresses(asked, said)
+        if addressing.mode == "off_topic":
+            holds.add("required", addressing.reason)
+        elif addressing.mode == "partial":
+            # Part of the question answered: released as such at most, never as the whole.
+            holds.add("flagged", addressing.reason)
+            if mode != "refusal":
+                mode = "partial"
     # An answer that asserts no fact needs no evidence, but a person should still see it
     # now and then: it passes, flagged for the periodic review. The what-if replays stored
     # reports through the same function.
@@ -608,6 +736,7 @@ def evaluate_bundle(
         values.refusal_floor,
         has_contradictions=bool(contradictions),
         has_factual_claims=bool(factual),
+        at_least=holds.gate,
     )
     body = {
         "claims": claim_json,
@@ -619,6 +748,9 @@ def evaluate_bundle(
         # zone calibration their calibrated probabilities came from (None: none adopted).
         "verifier": verifier.model().version,
         "calibration": calibrated.as_dict() if calibrated is not None else None,
+        "answer": _answer_json(reading, len(submitted)),
+        "addressing": _addressing_json(addressing),
+        "at_least": holds.as_dict(),
         "validated_at": now.isoformat(),
     }
     return ValidationReport(
@@ -633,6 +765,189 @@ def evaluate_bundle(
         body=body,
         content_hash=hashlib.sha256(canonical_json(body)).hexdigest(),
     )
+
+
+# --- the answer the user reads, the question it answers -----------------------------------
+
+
+def _unchecked_answer_claims(
+    reading: Reading | None, submitted: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """The answer's claims that no submitted claim says, as claims of their own citing every
+    source the bundle cites (each once): the engine checks them itself."""
+    if reading is None:
+        return []
+    sources = list(
+        {
+            canonical_json(cited): dict(cited)
+            for claim in submitted
+            for cited in claim.get("citations", [])
+        }.values()
+    )
+    return [
+        {
+            "text": unmarked(reading.claims[i].text),
+            "citations": sources,
+            "answer_span": [reading.claims[i].start, reading.claims[i].end],
+        }
+        for i in reading.unchecked
+    ]
+
+
+def _read_current(items: list[Item], statements: list[str], cited: Cited, holds: Holds) -> None:
+    """A supported item from a superseded version, read against the document's current
+    version: the report points to the current text, and unless it still says the same (it
+    contradicts the claim, or no longer says it) the answer goes to a person."""
+    checked: dict[tuple[int, int], dict[str, Any]] = {}
+    for item in items:
+        if item.version is None or not item.version.is_superseded or not item.supported:
+            continue
+        now = cited.current.get(item.version.document_id)
+        if now is None:
+            continue
+        version, paragraphs = now
+        key = (item.claim, item.version.document_id)
+        if key not in checked:
+            check = check_current(statements[item.claim], [p.text for p in paragraphs])
+            reason = current_reason(
+                check,
+                current=version.version,
+                title=version.title,
+                effective=version.effective_date,
+            )
+            checked[key] = {
+                "version": version.version,
+                "effective_date": (
+                    version.effective_date.isoformat() if version.effective_date else None
+                ),
+                "paragraph": (
+                    paragraphs[check.paragraph].number if check.paragraph is not None else None
+                ),
+                "span": check.span,
+                "agrees": check.agrees,
+                "contradicts": check.contradicts,
+                "reason": reason,
+            }
+            if not check.agrees:
+                holds.add("required", reason)
+        item.current = checked[key]
+        item.reasons.append(checked[key]["reason"])
+
+
+def _release_authority(
+    held: list[Item],
+    kept: Sequence[bool],
+    factual: Sequence[int],
+    values: PolicyValues,
+    holds: Holds,
+) -> None:
+    """A claim whose kept support comes only from sources the zone does not let release an
+    answer alone (by default: drafts, memos, emails, minutes, archived texts) sends the
+    answer to a person, with the source named."""
+    for k in factual:
+        support = [
+            i
+            for i, keep in zip(held, kept, strict=True)
+            if i.claim == k and keep and i.supported and i.version is not None
+        ]
+        if not support:
+            continue  # unsupported: the score already decides
+        reasons = [
+            release_reason(i.version.kind, i.version.status, i.version.title, values)
+            for i in support
+            if i.version is not None
+        ]
+        if all(reasons):
+            holds.add("required", str(reasons[0]))
+
+
+def _answer_claims_evidence(items: list[Item], *, first_added: int) -> list[Item]:
+    """A claim the engine added from the answer was read against every cited source; its
+    evidence is the sources that support it, or (none does) the one closest to it, so
+    that sources about the answer's other claims do not water its score down."""
+    kept: list[Item] = []
+    added: dict[int, list[Item]] = {}
+    for item in items:
+        if item.claim < first_added:
+            kept.append(item)
+        else:
+            added.setdefault(item.claim, []).append(item)
+    for mine in added.values():
+        for item in mine:
+            if item.supported and item.coverage < SAYS_COVERAGE:
+                # No agent vouched for this sentence: most of its words must be there.
+                item.supported, item.relevance = False, 0.0
+                item.reasons.insert(
+                    0,
+                    why.say(
+                        why.ANSWER_NEEDS_MORE,
+                        needed=f"{SAYS_COVERAGE:.0%}",
+                        coverage=f"{item.coverage:.0%}",
+                    ),
+                )
+        supporting = [i for i in mine if i.supported]
+        kept.extend(supporting or [max(mine, key=lambda i: (i.coverage, i.similarity))])
+    return kept
+
+
+def _answer_json(reading: Reading | None, submitted: int) -> dict[str, Any] | None:
+    """Each claim of the answer text with the report claim that checked it (its index in
+    `claims`: a submitted claim's, or one the engine added after them), for the decision
+    page to mark; and the submitted claims the answer does not say."""
+    if reading is None:
+        return None
+    added = {i: submitted + n for n, i in enumerate(reading.unchecked)}
+    return {
+        "claims": [
+            {
+                "text": c.text,
+                "start": c.start,
+                "end": c.end,
+                "covered": c.covered,
+                "claim": added.get(i, c.claim),
+            }
+            for i, c in enumerate(reading.claims)
+        ],
+        "not_in_answer": [k for k, said in enumerate(reading.in_answer) if not said],
+    }
+
+
+def _addressing_json(found: questions.Addressing | None) -> dict[str, Any] | None:
+    if found is None:
+        return None
+    return {
+        "probability": round(found.probability, 6),
+        "mode": found.mode,
+        "parts": [
+            {
+                "asks": questions.describe_part(a.part),
+                "kind": a.part.kind,
+                "answered": a.answered,
+                "by": a.claim,
+                "probability": round(a.probability, 6),
+            }
+            for a in found.parts
+        ],
+        "missing": [questions.describe_part(p) for p in found.missing],
+        "reason": found.reason,
+    }
+
+
+@dataclass(slots=True)
+class Holds:
+    """What a report's findings beyond its scores ask of the gate: at least this gate, and
+    why (an answer to another question, a superseded or unapproved source)."""
+
+    gate: str = "auto"
+    reasons: list[str] = field(default_factory=list)
+
+    def add(self, gate: str, reason: str) -> None:
+        if GATE_ORDER.index(gate) > GATE_ORDER.index(self.gate):
+            self.gate = gate
+        self.reasons.append(reason)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"gate": self.gate, "reasons": list(self.reasons)}
 
 
 # --- what-if: a stored report under another calibration ----------------------------------
@@ -656,7 +971,9 @@ def regrade_stored(
     is the calibration's (the zone admin's what-if before adopting one)."""
     values = _stored_policy(policy)
     claims = list(body.get("claims", []))
-    factual = [claim for claim in claims if claim.get("kind") == "factual"]
+    factual = [
+        claim for claim in claims if claim.get("kind") == "factual" and claim.get("in_answer", True)
+    ]
     related: list[_Related] = []
     signals = []
     for k, claim in enumerate(factual):
@@ -678,8 +995,11 @@ def regrade_stored(
             columns["coverage"].append(coverage if usable else 0.0)
             columns["recency"].append(float(found.get("recency", 0.0)) if usable else 0.0)
             columns["authority"].append(float(found.get("authority", 0.0)) if usable else 0.0)
-            # As `_judge` sets it: the larger of coverage and similarity for a supported item.
-            columns["relevance"].append(max(coverage, similarity) if usable else 0.0)
+            # As `_judge` sets it: relevance to the question, or (in a report made without
+            # one) the larger of coverage and similarity, for a supported item.
+            to_question = found.get("question_relevance")
+            relevance = max(coverage, similarity) if to_question is None else float(to_question)
+            columns["relevance"].append(relevance if usable else 0.0)
             related.append(
                 _Related(
                     claim=k,
@@ -701,4 +1021,5 @@ def regrade_stored(
         values.refusal_floor,
         has_contradictions=bool(np.any(relations < 0)),
         has_factual_claims=bool(factual),
+        at_least=(body.get("at_least") or {}).get("gate", "auto"),
     )

@@ -1,7 +1,9 @@
 """The documents pages: browse the documents of the zones you hold, each version and its
 paragraphs (with the open knowledge-base conflicts they take part in), and upload a document
-or a new version into a zone you administer. Thin: `evidence.services.document_ingest` stores,
-checks the content and seals the version on the trail."""
+or a new version into a level you administer (a galaxy, universe, planet or zone, whose
+zones beneath all read it; docs/architecture.md, "Documents at every level"). Thin:
+`evidence.services.document_ingest` stores, checks the content and seals the version on the
+trail."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
-from coordinates.coordinate import Coordinate
+from coordinates.coordinate import Coordinate, CoordinateError
 from coordinates.models import Role, Zone
 from coordinates.selectors import has_role, in_scopes, role_scopes
 from evidence.models import Document, DocumentKind, DocumentStatus, KnowledgeConflict, Paragraph
@@ -29,7 +31,12 @@ MAX_UPLOAD_BYTES = 2 * 1024 * 1024
 
 
 class UploadForm(forms.Form):
-    zone = forms.ChoiceField(label=gettext_lazy("Zone"))
+    zone = forms.ChoiceField(
+        label=gettext_lazy("Zone"),
+        help_text=gettext_lazy(
+            "A galaxy, universe, planet or zone: every zone beneath it reads the document."
+        ),
+    )
     title = forms.CharField(label=gettext_lazy("Title"), max_length=300, required=False)
     kind = forms.ChoiceField(label=gettext_lazy("Kind"), choices=DocumentKind.choices)
     status = forms.ChoiceField(label=gettext_lazy("Status"), choices=DocumentStatus.choices)
@@ -64,11 +71,12 @@ class UploadForm(forms.Form):
 
 
 def _admin_zones(user: Any) -> list[str]:
-    """The zones (G.U.P.Z) where the user may add documents: beneath a zone-admin role."""
+    """The levels of the tree (G to G.U.P.Z) where the user may add documents: on or beneath
+    a zone-admin role, as the REST upload (evidence.api) allows."""
     superuser = getattr(user, "is_superuser", False)
     scopes = None if superuser else role_scopes(user, (Role.ZONE_ADMIN,))
-    zones = Zone.objects.filter(depth=4).order_by("coordinate").values_list("coordinate", flat=True)
-    return [z for z in zones if in_scopes(z, scopes)]
+    nodes = Zone.objects.order_by("depth", "coordinate").values_list("coordinate", flat=True)
+    return [node for node in nodes if in_scopes(node, scopes)]
 
 
 def _upload(request: HttpRequest, form: UploadForm, supersedes: Document | None) -> Document | None:
@@ -102,6 +110,13 @@ def _upload(request: HttpRequest, form: UploadForm, supersedes: Document | None)
     return ingested.document
 
 
+def _is_node(text: str) -> bool:
+    try:
+        return Coordinate.parse(text).depth <= 4
+    except CoordinateError:
+        return False
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def document_list(request: HttpRequest) -> HttpResponse:
@@ -117,8 +132,12 @@ def document_list(request: HttpRequest) -> HttpResponse:
     zone = request.GET.get("zone", "").strip()
     documents = documents_visible(request.user).annotate(versions_count=Count("versions"))
     if zone:
+        # What that node reads: its subtree's documents and those of the levels above it.
+        above = [str(c) for c in Coordinate.parse(zone).ancestors()] if _is_node(zone) else []
         documents = documents.filter(
-            Q(zone__coordinate=zone) | Q(zone__coordinate__startswith=f"{zone}.")
+            Q(zone__coordinate=zone)
+            | Q(zone__coordinate__startswith=f"{zone}.")
+            | Q(zone__coordinate__in=above)
         )
     rows = []
     for document in documents[:500]:

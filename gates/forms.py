@@ -16,7 +16,38 @@ _HINTS = {
     "periodic_review_rate": _(
         "Share of flagged answers sampled for periodic review, from 0 (none) to 1 (all)."
     ),
+    "release_kinds": _(
+        "Kinds of document that may carry an answer to release without a person. Tick none "
+        "to inherit."
+    ),
+    "release_statuses": _(
+        "Statuses of document that may carry an answer to release without a person. Tick "
+        "none to inherit."
+    ),
 }
+# The names a list field may hold, as the checkboxes show them.
+_CHOICE_LABELS = {
+    "policy": _("policy"),
+    "contract": _("contract"),
+    "report": _("report"),
+    "minutes": _("minutes"),
+    "memo": _("memo"),
+    "email": _("email"),
+    "approved": _("approved"),
+    "draft": _("draft"),
+    "archived": _("archived"),
+}
+
+
+def _list_field(name: str, inherited: Any) -> forms.Field:
+    """Checkboxes of the names a list field may hold; none ticked inherits from above."""
+    choices = [(v, _CHOICE_LABELS.get(v, v)) for v in zone_policy.LIST_FIELDS[name]]
+    return forms.MultipleChoiceField(
+        required=False,
+        choices=choices,
+        widget=forms.CheckboxSelectMultiple(attrs={"title": str(_HINTS[name])}),
+        help_text=_("inherited: %(names)s") % {"names": ", ".join(inherited)},
+    )
 
 
 class PolicyForm(forms.Form):
@@ -31,6 +62,10 @@ class PolicyForm(forms.Form):
         inherited = inherited or {}
         for name in zone_policy.FIELD_NAMES:
             placeholder = inherited.get(name, getattr(zone_policy.SYSTEM_DEFAULT, name))
+            if name in zone_policy.LIST_FIELDS:
+                self.fields[name] = _list_field(name, placeholder)
+                self.fields[name].label = name
+                continue
             widget_attrs = {"placeholder": str(placeholder), "step": "any"}
             if name in _HINTS:
                 widget_attrs["title"] = str(_HINTS[name])
@@ -47,18 +82,23 @@ class PolicyForm(forms.Form):
         self.order_fields([*zone_policy.FIELD_NAMES, "reason"])
 
     def overrides(self) -> dict[str, Any]:
-        return {
-            name: self.cleaned_data[name]
-            for name in zone_policy.FIELD_NAMES
-            if self.cleaned_data.get(name) is not None
-        }
+        return _present(self.cleaned_data)
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
-        present = {n: cleaned[n] for n in zone_policy.FIELD_NAMES if cleaned.get(n) is not None}
+        present = _present(cleaned)
         for problem in zone_policy.check_overrides(present):
             self.add_error(problem.field if problem.field in self.fields else None, problem.message)
         return cleaned
+
+
+def _present(cleaned: dict[str, Any]) -> dict[str, Any]:
+    """The fields the admin set: a blank number or no ticked box inherits."""
+    return {
+        name: cleaned[name]
+        for name in zone_policy.FIELD_NAMES
+        if cleaned.get(name) is not None and cleaned.get(name) != []
+    }
 
 
 class GrantForm(forms.Form):

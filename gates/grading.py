@@ -70,9 +70,12 @@ def final_gate(
     *,
     has_contradictions: bool,
     has_factual_claims: bool,
+    at_least: Gate = "auto",
 ) -> Gate:
     """The gate a report gets: grade(...), or flagged without a factual claim; then at least
-    required when its evidence contradicts itself.
+    required when its evidence contradicts itself, and at least `at_least`, the gate the
+    report's other findings ask for (an answer to another question, one resting on a
+    superseded or unapproved source: evidence.validation says which).
 
     An answer that asserts no fact needs no evidence (its numbers are not graded), but a
     person should see it now and then. Disagreeing evidence is never resolved silently.
@@ -82,9 +85,14 @@ def final_gate(
         if has_factual_claims
         else "flagged"
     )
-    if has_contradictions and STRICTNESS[gate] < STRICTNESS["required"]:
-        return "required"
-    return gate
+    if has_contradictions:
+        gate = stricter(gate, "required")
+    return stricter(gate, at_least)
+
+
+def stricter(one: Gate, other: Gate) -> Gate:
+    """The gate of the two that asks for more human attention."""
+    return one if STRICTNESS[one] >= STRICTNESS[other] else other
 
 
 class GateThresholds(Protocol):
@@ -109,6 +117,8 @@ class GradedNumbers(Protocol):
     def has_contradictions(self) -> bool: ...
     @property
     def has_factual_claims(self) -> bool: ...
+    @property
+    def at_least(self) -> Gate: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +129,7 @@ class StoredScore:
     confidence: Sequence[float]
     has_contradictions: bool = False
     has_factual_claims: bool = True
+    at_least: Gate = "auto"
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +163,7 @@ def replay_gate(report: GradedNumbers, policy: GateThresholds) -> Gate:
         policy.refusal_floor,
         has_contradictions=report.has_contradictions,
         has_factual_claims=report.has_factual_claims,
+        at_least=report.at_least,
     )
 
 

@@ -18,6 +18,7 @@ from django.utils.translation import gettext, gettext_lazy
 from coordinates.models import Zone
 from coordinates.selectors import EffectivePolicy
 from decisions.models import Decision, claim_holds
+from evidence.reasons import localise
 from gates.grading import GATES, Gate, WhatIf
 from graph.models import GraphRiskFlag
 
@@ -399,6 +400,57 @@ def _weakest(claims: Sequence[Mapping[str, Any]]) -> tuple[int, float] | None:
     return min(scored, key=lambda pair: pair[1]) if scored else None
 
 
+@dataclass(frozen=True, slots=True)
+class AnswerPiece:
+    """A stretch of the answer as the user reads it: one of its claims with how it was
+    checked (`claim`: the report claim's 1-based number; `verdict`: "supported",
+    "unsupported" or "" between claims), or the text between them."""
+
+    text: str
+    claim: int | None = None
+    verdict: str = ""
+    checked: str = ""  # "claim", "claims" or "sources" (evidence.answers)
+
+
+def answer_pieces(answer: str, body: Mapping[str, Any]) -> list[AnswerPiece]:
+    """The answer cut at its claims' offsets (the report's `answer.claims`), each claim
+    marked with the verdict of the report claim that checked it; the whole answer unmarked
+    when the report read no answer (an older report)."""
+    read = (body.get("answer") or {}).get("claims") or []
+    claims = list(body.get("claims", []))
+    pieces: list[AnswerPiece] = []
+    cursor = 0
+    for said in sorted(read, key=lambda c: int(c["start"])):
+        start, end = int(said["start"]), int(said["end"])
+        if not cursor <= start < end <= len(answer):
+            continue
+        if start > cursor:
+            pieces.append(AnswerPiece(answer[cursor:start]))
+        index = said.get("claim")
+        checked = claims[index] if isinstance(index, int) and index < len(claims) else None
+        verdict = ""
+        if checked is not None:
+            verdict = claim_verdict(checked)
+        elif said.get("covered") == "claims":
+            verdict = (
+                "supported"
+                if all(c.get("supported") for c in claims if c.get("in_answer", True))
+                else "unsupported"
+            )
+        pieces.append(
+            AnswerPiece(
+                answer[start:end],
+                claim=index + 1 if isinstance(index, int) else None,
+                verdict=verdict,
+                checked=str(said.get("covered") or ""),
+            )
+        )
+        cursor = end
+    if cursor < len(answer):
+        pieces.append(AnswerPiece(answer[cursor:]))
+    return pieces
+
+
 def explanation(gate: str, body: Mapping[str, Any], policy: Mapping[str, Any]) -> str:
     """One plain sentence on why the answer got its gate, with each number beside its
     threshold: what a reviewer reads first. `body` and `policy` are the report's."""
@@ -407,8 +459,15 @@ def explanation(gate: str, body: Mapping[str, Any], policy: Mapping[str, Any]) -
     required = int(policy.get("required_evidence") or 0)
     kept = sum(1 for c in claims for item in c.get("evidence", []) if item.get("kept"))
     weakest = _weakest(claims)
-    unsupported = [k + 1 for k, c in enumerate(claims) if not c.get("supported")]
+    unsupported = [
+        k + 1 for k, c in enumerate(claims) if not c.get("supported") and c.get("in_answer", True)
+    ]
     parts: list[str] = []
+    # What the findings beyond the scores asked of the gate: an answer to another question,
+    # a part of it left unanswered, a superseded or unapproved source.
+    parts.extend(
+        localise(str(reason), gettext) for reason in (body.get("at_least") or {}).get("reasons", [])
+    )
     if body.get("contradictions"):
         conflicts = [c for c in body["contradictions"] if c.get("conflict")]
         parts.append(

@@ -389,6 +389,7 @@ def stored_scores(decisions: QuerySet[Decision]) -> dict[int, StoredScore]:
         "body__score__kept_confidence",
         "body__score__claim_sufficiency",
         "body__contradictions",
+        "body__at_least__gate",
     )
     return {
         pk: stored_score(
@@ -396,8 +397,9 @@ def stored_scores(decisions: QuerySet[Decision]) -> dict[int, StoredScore]:
             kept_confidence=kept,
             claim_sufficiency=claims,
             contradictions=contradictions,
+            at_least=at_least,
         )
-        for pk, sufficiency, kept, claims, contradictions in stored
+        for pk, sufficiency, kept, claims, contradictions, at_least in stored
     }
 
 

@@ -230,6 +230,12 @@ def decision_context(decision: Decision) -> dict[str, Any]:
         ),
         "comments": decision.comments.select_related("author"),
         "comment_limit": services.COMMENT_LIMIT,
+        # The answer as the user reads it, each of its claims marked with its check.
+        "answer_pieces": presenters.answer_pieces(
+            decision.answer, report.body if report is not None else {}
+        ),
+        # What the question asks, part by part, and which claim gives it.
+        "addressing": (report.body.get("addressing") if report is not None else None),
     }
 
 
@@ -430,7 +436,7 @@ def _zone_context(
         "form": form,
         "grant": grant,
         "effective": [
-            (name, values[name], effective.sources[name], name in effective.own)
+            (name, _shown(values[name]), effective.sources[name], name in effective.own)
             for name in zone_policy.FIELD_NAMES
         ],
         "history": policy_history(zone),
@@ -438,6 +444,11 @@ def _zone_context(
         "whatif_days": selectors.settings.MARIA_WHATIF_DAYS,
         "open_conflicts": conflicts.open_count(zone.coordinate),
     }
+
+
+def _shown(value: Any) -> Any:
+    """A policy value as the page shows it: a list field's names joined, a number as is."""
+    return ", ".join(value) if isinstance(value, list | tuple) else value
 
 
 def _inherited(zone: Any) -> dict[str, Any]:

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from gates.grading import (
     GATES,
+    STRICTNESS,
     Gate,
     GateThresholds,
     GradedNumbers,
@@ -30,15 +31,18 @@ def stored_score(
     kept_confidence: Sequence[float] | None,
     claim_sufficiency: Sequence[Any] | None,
     contradictions: Sequence[Any] | None,
+    at_least: str | None = None,
 ) -> StoredScore:
     """What a stored report was gated on, from its columns and body (evidence.validation):
     `sufficiency`, `body.score.kept_confidence`, `body.score.claim_sufficiency` (one entry
-    per factual claim, none when the answer asserts no fact) and `body.contradictions`."""
+    per factual claim, none when the answer asserts no fact), `body.contradictions` and
+    `body.at_least.gate` (what the report's other findings asked for; older reports have none)."""
     return StoredScore(
         sufficiency=float(sufficiency),
         confidence=[float(c) for c in kept_confidence or ()],
         has_contradictions=bool(contradictions),
         has_factual_claims=bool(claim_sufficiency),
+        at_least=cast(Gate, at_least) if at_least in STRICTNESS else "auto",
     )
 
 

@@ -144,9 +144,10 @@ def _plan(facts: Sequence[DecisionFact]) -> _Plan:
                 plan.edge(node, _agent(plan, decision.agent), EdgeType.PROPOSED_BY, zone)
             for pk in sorted(cited.get(decision.pk, ())):
                 document = documents.get(pk)
-                # Only documents of the decision's own zone: a fabricated or foreign citation
-                # is no link.
-                if document is None or document.zone.coordinate != zone:
+                # Only documents the decision's zone reads, its own or a level's above it
+                # (documents at every level): a fabricated or foreign citation is no link.
+                home = document.zone.coordinate if document is not None else ""
+                if document is None or not (zone == home or zone.startswith(f"{home}.")):
                     continue
                 target = plan.node(
                     f"document:{pk}",

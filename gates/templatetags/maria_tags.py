@@ -11,7 +11,7 @@ from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext, gettext_lazy
 
-from evidence.reasons import localise
+from evidence.reasons import localise, phrases
 
 register = template.Library()
 
@@ -33,6 +33,13 @@ def reason(text: Any) -> str:
     """An engine's reason, stored in English, in the reader's language (evidence.reasons);
     a person's own words as they wrote them."""
     return localise(str(text), gettext) if text else ""
+
+
+@register.filter
+def asked(text: Any) -> str:
+    """What a part of a question asks for (evidence.questions.describe_part), its kind words
+    in the reader's language; the question's own words as they are."""
+    return phrases(str(text), gettext) if text else ""
 
 
 @register.filter
@@ -104,6 +111,19 @@ GATE_WORDS = {
     "flagged": gettext_lazy("flagged"),
     "required": gettext_lazy("required"),
     "blocked": gettext_lazy("blocked"),
+    # Not a gate: the dashboard's count of decisions not graded (yet, or ever).
+    "ungraded": gettext_lazy("ungraded"),
+}
+
+# The knowledge graph's node types, as the explorer's legend names them (graph.models.NodeKind).
+NODE_WORDS = {
+    "person": gettext_lazy("person"),
+    "decision": gettext_lazy("decision"),
+    "amount": gettext_lazy("amount"),
+    "deadline": gettext_lazy("deadline"),
+    "document": gettext_lazy("document"),
+    "policy": gettext_lazy("policy"),
+    "risk": gettext_lazy("risk"),
 }
 
 
@@ -111,6 +131,12 @@ GATE_WORDS = {
 def gate_word(gate: Any) -> str:
     """A gate as its badge says it, in the page's language; "–" for none."""
     return str(GATE_WORDS.get(str(gate or ""), gate or "–"))
+
+
+@register.filter
+def node_word(node_type: Any) -> str:
+    """A graph node's type in the page's language; "–" for none."""
+    return str(NODE_WORDS.get(str(node_type or ""), node_type or "–"))
 
 
 @register.simple_tag

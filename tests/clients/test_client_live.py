@@ -27,7 +27,7 @@ from tests.samples import POLICY_EN
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-QUESTION = "Who approves large travel expenses?"
+QUESTION = "Who approves travel expenses above 500,000 yen?"
 
 
 def claims_of(paragraph: Any) -> list[dict[str, Any]]:

@@ -257,7 +257,7 @@ def test_the_documented_policy_ranges_are_the_ones_enforced() -> None:
     from coordinates import policy
     from coordinates.api import POLICY_RANGES
 
-    assert set(POLICY_RANGES) == set(policy.FIELD_NAMES)
+    assert set(POLICY_RANGES) == set(policy.NUMBER_FIELDS)
     for name, (low, high, low_open) in POLICY_RANGES.items():
         step = 1 if isinstance(getattr(policy.SYSTEM_DEFAULT, name), int) else 1e-9
         assert not policy.check_overrides({name: high}), name

@@ -85,7 +85,7 @@ def answer_body(
 ) -> dict[str, Any]:
     """A submission's JSON body: the claims joined are the answer."""
     return {
-        "question": "Who approves large travel expenses?",
+        "question": "Who approves travel expenses above 500,000 yen?",
         "answer": " ".join(c["text"] for c in claims) or "An answer.",
         "zone": zone,
         "agent": agent,

@@ -14,6 +14,7 @@ from tests.decisions.conftest import ZONE, cite
 POLICY = "# Remote work\n\nEmployees may request to work remotely up to 3 days per week."
 MEMO = "# Memo\n\nRemote work: employees may work remotely up to 2 days per week."
 CLAIM = "Employees may request to work remotely up to 3 days per week."
+QUESTION = "How many days per week may employees work remotely?"
 
 
 def test_an_answer_on_a_disputed_paragraph_waits_for_a_person_until_the_conflict_is_settled(
@@ -26,12 +27,14 @@ def test_an_answer_on_a_disputed_paragraph_waits_for_a_person_until_the_conflict
 
     ingest(POLICY, title="Remote work policy", key="remote")
     paragraph = Paragraph.objects.get(text=CLAIM)
-    before = submit([{"text": CLAIM, "citations": [cite(paragraph)]}]).json()
+    before = submit([{"text": CLAIM, "citations": [cite(paragraph)]}], question=QUESTION).json()
     assert before["gate"] == "auto"  # the control: undisputed, the same answer is released
 
     ingest(MEMO, title="Memo", key="memo", kind="memo")
     (conflict,) = KnowledgeConflict.objects.all()
-    held = submit([{"text": CLAIM, "citations": [cite(paragraph)]}], key="again").json()
+    held = submit(
+        [{"text": CLAIM, "citations": [cite(paragraph)]}], key="again", question=QUESTION
+    ).json()
     assert held["gate"] == "required"
     assert held["state"] == "approval_required"
     from decisions.models import Decision
@@ -49,5 +52,7 @@ def test_an_answer_on_a_disputed_paragraph_waits_for_a_person_until_the_conflict
             resolution="first" if conflict.first_id == paragraph.pk else "second",
             reason="the policy governs",
         )
-    after = submit([{"text": CLAIM, "citations": [cite(paragraph)]}], key="settled").json()
+    after = submit(
+        [{"text": CLAIM, "citations": [cite(paragraph)]}], key="settled", question=QUESTION
+    ).json()
     assert after["gate"] == "auto"

@@ -166,7 +166,7 @@ def test_a_key_whose_first_request_is_still_running_is_told_409_at_once(
     set_policy(tau=0.3, refusal_floor=0.2, floor=0.05)
     client = agent_client(AGENT)
     body = {
-        "question": "Who approves large travel expenses?",
+        "question": "Who approves travel expenses above 500,000 yen?",
         "answer": GOOD,
         "zone": ZONE,
         "agent": AGENT,

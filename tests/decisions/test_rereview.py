@@ -35,7 +35,10 @@ def remote_answer(
 
     ingest(POLICY, title="Remote work policy", key="remote")
     days = Paragraph.objects.get(text=DAYS)
-    done = submit([{"text": DAYS, "citations": [cite(days)]}])
+    done = submit(
+        [{"text": DAYS, "citations": [cite(days)]}],
+        question="How many days per week may employees work remotely?",
+    )
     assert done.status_code == 201, done.response.content
     ApiToken.objects.update(webhook_url="http://127.0.0.1:9/hook")
     decision = Decision.objects.get(pk=done.response.json()["id"])

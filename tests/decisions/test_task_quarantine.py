@@ -47,7 +47,7 @@ def test_a_decision_that_can_be_neither_validated_nor_failed_is_quarantined_wher
     # that is no coordinate (its policy cannot be read, nor its trail lane found)
     token, _ = token_issue(agent=parse(AGENT))
     payload = {
-        "question": "Who approves large travel expenses?",
+        "question": "Who approves travel expenses above 500,000 yen?",
         "answer": GOOD,
         "zone": ZONE,
         "agent": AGENT,

@@ -242,10 +242,10 @@ def test_a_bundle_that_cannot_be_evaluated_is_left_to_its_own_task(
     broken = Decision.objects.get(pk=ids[1]).bundle_id
     real = services.evaluate_bundle
 
-    def evaluate(bundle: Any, *args: Any) -> Any:
+    def evaluate(bundle: Any, *args: Any, **kwargs: Any) -> Any:
         if bundle.pk == broken:
             raise RuntimeError("the embedder choked on this bundle")
-        return real(bundle, *args)
+        return real(bundle, *args, **kwargs)
 
     monkeypatch.setattr(services, "evaluate_bundle", evaluate)
 

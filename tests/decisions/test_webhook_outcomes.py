@@ -59,7 +59,7 @@ def submit(client: APIClient, paragraph: Any, text: str, agent: str = AGENT) -> 
     response = client.post(
         "/api/v1/decisions/",
         {
-            "question": "Who approves large travel expenses?",
+            "question": "Who approves travel expenses above 500,000 yen?",
             "answer": text,
             "zone": ZONE,
             "agent": agent,

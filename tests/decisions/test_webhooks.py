@@ -54,7 +54,7 @@ def post_answer(client: APIClient, paragraph: Any) -> int:
     response = client.post(
         "/api/v1/decisions/",
         {
-            "question": "Who approves large travel expenses?",
+            "question": "Who approves travel expenses above 500,000 yen?",
             "answer": GOOD,
             "zone": ZONE,
             "agent": AGENT,

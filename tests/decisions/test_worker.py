@@ -338,7 +338,7 @@ def test_without_a_broker_a_failing_validation_still_answers_201_and_ends_failed
     response = agent_client(AGENT).post(
         "/api/v1/decisions/",
         {
-            "question": "Who approves large travel expenses?",
+            "question": "Who approves travel expenses above 500,000 yen?",
             "answer": GOOD,
             "zone": ZONE,
             "agent": AGENT,

@@ -61,8 +61,10 @@ def test_a_faithful_claim_is_supported_with_every_signal_recorded(documents: Non
         "authority",
         "probability",
         "calibrated_probability",
+        "question_relevance",
     }
     assert item["signals"]["calibrated_probability"] is None  # no calibration adopted
+    assert item["signals"]["question_relevance"] is None  # validated without a question
     # the learned verifier's probability is recorded with the model that gave it
     assert 0.0 <= item["signals"]["probability"] <= 1.0
     assert report.body["verifier"]

@@ -17,7 +17,8 @@ def queue_one(
     policy_doc: Any, set_policy: Callable[..., Any], submit: Callable[..., Any]
 ) -> Callable[..., int]:
     """Submit an answer that needs a person (tau above what it reaches) and return its id."""
-    set_policy(tau=0.99, refusal_floor=0.05)
+    # No floor: even an answer nothing supports (a hostile one) waits for a person.
+    set_policy(tau=0.99, refusal_floor=0.0)
 
     def run(answer: str | None = None, question: str | None = None, **extra: Any) -> int:
         body: dict[str, Any] = dict(extra)

@@ -27,7 +27,7 @@ SISTER = "G1.U1.P1.Z2"
 PLANET = "G1.U1.P1"
 OTHER = "G1.U1.P2.Z1"
 # Answers the travel policy's approval paragraph supports less and less well: the pipeline
-# stores sufficiencies of about 0.94, 0.77, 0.60, 0.52 and 0.42 for them (0.90 for GOOD under
+# stores sufficiencies of about 0.64, 0.70, 0.73, 0.77 and 0.95 for them (0.90 for GOOD under
 # similarity-heavy weights). Each arrives under tau 0.99, so a person sees every one.
 DEFAULT_WEIGHTS = (0.40, 0.30, 0.15, 0.15)
 LEVELS: list[tuple[str, tuple[float, ...], str]] = [
@@ -35,12 +35,13 @@ LEVELS: list[tuple[str, tuple[float, ...], str]] = [
     #  U approve with the claim marked unsupported, N nobody reviews it)
     ("Expenses need approval.", DEFAULT_WEIGHTS, "RRAN"),
     ("Large expenses need the division head's prior approval.", DEFAULT_WEIGHTS, "RAAN"),
-    ("The division head approves expenses in advance.", DEFAULT_WEIGHTS, "AAUN"),
+    ("The division head approves large expenses in advance.", DEFAULT_WEIGHTS, "AAUN"),
     ("Prior approval is required for expenses.", DEFAULT_WEIGHTS, "AAAR"),
     (GOOD, (0.70, 0.10, 0.10, 0.10), "AAN"),
     (GOOD, DEFAULT_WEIGHTS, "AAN"),
 ]
 CURRENT_TAU = 0.9
+ASKED = "Do large expenses need prior approval?"
 REFUSAL_FLOOR = 0.05
 
 
@@ -99,6 +100,8 @@ def build_world(
             zone=zone,
             agent=f"{zone}.A1",
             token_of=f"{zone}.A1",
+            # a question every level answers, so that only its support decides its gate
+            question=ASKED,
         ).json()
         return dict(body)
 
@@ -231,10 +234,12 @@ def test_the_advised_tau_is_the_smallest_human_share_meeting_the_target(world: W
         if best:
             assert body["advised"]["sent_to_people"] == best[0]
             assert body["advised"]["meets_target"] is True
-    # the worked numbers: at 0.50 three of fourteen released reviewed answers are wrong
-    # (21%); above 0.52 two of eleven (18%); above 0.60 one of eight; above 0.77 none of four
-    assert _advice(world.admin, query="?target=0.2").json()["advised_tau"] == 0.53
-    assert _advice(world.admin, query="?target=0.15").json()["advised_tau"] == 0.61
+    # the worked numbers (the levels score 0.64, 0.70, 0.73, 0.77, 0.90 and 0.95 against the
+    # question they answer): at 0.50 five of seventeen released reviewed answers are wrong
+    # (29%); above 0.64 three of fourteen (21%); above 0.70 two of eleven (18%); above 0.73
+    # one of eight; above 0.77 none of four
+    assert _advice(world.admin, query="?target=0.2").json()["advised_tau"] == 0.70
+    assert _advice(world.admin, query="?target=0.15").json()["advised_tau"] == 0.74
     assert _advice(world.admin, query="?target=0").json()["advised_tau"] == 0.78
     assert _advice(world.admin, query="?target=1").json()["advised_tau"] == 0.5
 

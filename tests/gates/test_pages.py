@@ -28,7 +28,7 @@ def test_the_queue_lists_decisions_of_the_reviewers_zones_only(
     queue_one: Callable[..., int], person: Callable[..., Any]
 ) -> None:
     # given a decision waiting in G1.U1.P1.Z1, a reviewer of that planet and one of legal
-    decision_id = queue_one(question="Who approves large travel expenses?")
+    decision_id = queue_one(question="Who approves travel expenses above 500,000 yen?")
     finance = login(person("fin", Role.REVIEWER, "G1.U1.P1"))
     legal = login(person("lex", Role.REVIEWER, "G1.U1.P2"))
     # when both open their queue
@@ -131,7 +131,7 @@ def test_reject_needs_a_reason(queue_one: Callable[..., int], person: Callable[.
 def test_filters_narrow_the_queue_and_can_be_saved(
     queue_one: Callable[..., int], person: Callable[..., Any]
 ) -> None:
-    first = queue_one(question="Who approves large travel expenses?")
+    first = queue_one(question="Who approves travel expenses above 500,000 yen?")
     second = queue_one(question="When are expenses reimbursed?", key="second")
     ann = login(person("ann", Role.REVIEWER, "G1.U1.P1"))
     rows = ann.get("/queue/rows/", {"q": "reimbursed"}).content.decode()
@@ -185,7 +185,7 @@ def test_the_decision_page_marks_the_claims_words_that_failed(
 def test_auditor_search_timeline_verify_and_export(
     queue_one: Callable[..., int], person: Callable[..., Any]
 ) -> None:
-    decision_id = queue_one(question="Who approves large travel expenses?")
+    decision_id = queue_one(question="Who approves travel expenses above 500,000 yen?")
     auditor = login(person("olga", Role.AUDITOR, "G1.U1"))
     found = auditor.get("/audit/", {"zone": "G1.U1.P1.Z1", "q": "travel"}).content.decode()
     assert f"/audit/decisions/{decision_id}/" in found

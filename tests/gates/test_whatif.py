@@ -146,7 +146,7 @@ def _decide(paragraphs: dict[str, Paragraph], kinds: list[str], key: str) -> Dec
     submitted = services.decision_submit(
         token=token,
         payload={
-            "question": "Who approves large travel expenses?",
+            "question": "Who approves travel expenses above 500,000 yen?",
             "answer": " ".join(c["text"] for c in claims),
             "zone": ZONE,
             "agent": AGENT,

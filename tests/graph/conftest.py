@@ -89,7 +89,7 @@ def decided(
         if policy:
             set_policy(**policy)
         body = {
-            "question": "Who approves large travel expenses?",
+            "question": "Who approves travel expenses above 500,000 yen?",
             "answer": GOOD,
             "zone": ZONE,
             "agent": AGENT,

@@ -35,7 +35,7 @@ def submitted(document: int) -> Decision:
     path), its validation not run."""
     token, _ = token_issue(agent=parse(AGENT))
     payload = {
-        "question": "Who approves large travel expenses?",
+        "question": "Who approves travel expenses above 500,000 yen?",
         "answer": GOOD,
         "zone": ZONE,
         "agent": AGENT,

@@ -132,7 +132,7 @@ def test_a_question_about_a_past_decision_returns_its_evidence_subgraph_and_gate
     made = decided(tau=0.3, refusal_floor=0.2, floor=0.05)
     response = reviewer_api.get(
         "/api/v1/graph/query/",
-        {"q": "Who approves large travel expenses?", "zone": ZONE, "method": "ppr"},
+        {"q": "Who approves travel expenses above 500,000 yen?", "zone": ZONE, "method": "ppr"},
     )
     assert response.status_code == 200, response.json()
     body = response.json()

@@ -20,7 +20,7 @@ from trail.models import TrailEvent
 pytestmark = pytest.mark.django_db
 
 PLANET = "G1.U1.P1"
-RELEVANT = "Who approves large travel expenses?"
+RELEVANT = "Who approves travel expenses above 500,000 yen?"
 UNRELATED = "how much does the weather on Mars cost?"
 
 

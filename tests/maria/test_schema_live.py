@@ -164,7 +164,7 @@ def stage(live_server: Any, org: dict[str, Any], person: Callable[..., Any]) -> 
     ids = [ingested.document.pk]
     for index, text in enumerate([GOOD, f"{GOOD} Always.", f"{GOOD} Without fail.", WRONG_NUMBER]):
         body: dict[str, Any] = {
-            "question": f"Who approves large travel expenses? ({index})",
+            "question": f"Who approves travel expenses above 500,000 yen? ({index})",
             "answer": text,
             "zone": ZONE,
             "agent": AGENT,

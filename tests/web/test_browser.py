@@ -289,7 +289,7 @@ def test_a_link_with_a_question_asks_the_graph_explorer_at_once(
     page = log_in(browser, base, "rita")
 
     # when a reader follows a link that carries a zone and a question (as the risk hotspots do)
-    question = "Who approves large travel expenses?"
+    question = "Who approves travel expenses above 500,000 yen?"
     page.goto(f"{base}/graph/?{urlencode({'zone': ZONE, 'q': question})}")
 
     # then the form holds them and the graph's answer is drawn without another click

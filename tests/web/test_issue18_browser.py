@@ -241,10 +241,12 @@ def test_no_page_logs_a_console_message(
     person("olga", Role.AUDITOR, "G1")
     base = live_asgi.url
     key = agent_key()
-    answered = submit(base, key, policy_doc, question="Who approves large travel expenses?")
+    answered = submit(
+        base, key, policy_doc, question="Who approves travel expenses above 500,000 yen?"
+    )
     set_policy(tau=0.99, refusal_floor=0.05)
     waiting = submit(base, key, policy_doc, question="And this one?")
-    ask = urlencode({"zone": ZONE, "q": "Who approves large travel expenses?"})
+    ask = urlencode({"zone": ZONE, "q": "Who approves travel expenses above 500,000 yen?"})
     pages: dict[str, list[tuple[str, str]]] = {
         "rita": [
             ("/", "main"),

@@ -61,8 +61,17 @@ def test_two_reviewers_claim_close_with_a_verdict_and_move_to_the_next_item(
     person("olga", Role.AUDITOR, "G1")
     base = live_asgi.url
     key = agent_key()
-    first = sampled(submit(base, key, policy_doc, question="Who approves large trips?"))
-    second = sampled(submit(base, key, policy_doc, question="Who signs off on big expenses?"))
+    first = sampled(
+        submit(base, key, policy_doc, question="Who approves expenses above 500,000 yen?")
+    )
+    second = sampled(
+        submit(
+            base,
+            key,
+            policy_doc,
+            question="Who must approve expenses above 500,000 yen in advance?",
+        )
+    )
     ann, ben = log_in(browser, base, "ann"), log_in(browser, base, "ben")
 
     # when ann opens the list from the header and starts with the next item
@@ -72,7 +81,7 @@ def test_two_reviewers_claim_close_with_a_verdict_and_move_to_the_next_item(
     assert ann.query_selector(f'#periodic-rows tr[data-id="{second.pk}"]') is not None
     ann.click("#next")
     ann.wait_for_url(f"{base}/reviews/periodic/{first.pk}/")
-    assert "Who approves large trips?" in ann.inner_text("#question")
+    assert "Who approves expenses above 500,000 yen?" in ann.inner_text("#question")
     assert "weak" in ann.inner_text("#why")
     ann.click("#claim")
     ann.wait_for_selector("#release")
