@@ -93,7 +93,7 @@ def main() -> None:
             [questions.addresses(p.question, [p.sentence]).probability for p in chosen]
         )
         matched = np.array([p.matched for p in chosen])
-        judged = probability >= questions.ANSWERED
+        judged = probability >= questions.pass_mark(language)
         share_matched = float(judged[matched].mean())
         share_mismatched = float(judged[~matched].mean())
         print(

@@ -101,6 +101,29 @@ def _worth_keeping(found: list[Disagreement], zone: str) -> list[Disagreement]:
     return kept
 
 
+def _not_overrides(found: list[Disagreement]) -> list[Disagreement]:
+    """A zone's (or a nearer level's) document that overrides one of the same title above it
+    is meant to say otherwise (docs/architecture.md, "Documents at every level"): the two are
+    no inconsistency of the knowledge base."""
+    if not found:
+        return found
+    sides = Paragraph.objects.select_related("version__document__zone").in_bulk(
+        {key for d in found for key in (d.first, d.second)}
+    )
+
+    def overrides(d: Disagreement) -> bool:
+        one, two = sides[d.first].version.document, sides[d.second].version.document
+        nodes = (one.zone.coordinate, two.zone.coordinate)
+        return (
+            one.pk != two.pk
+            and one.title == two.title
+            and nodes[0] != nodes[1]
+            and (nodes[0].startswith(nodes[1] + ".") or nodes[1].startswith(nodes[0] + "."))
+        )
+
+    return [d for d in found if not overrides(d)]
+
+
 def conflicts_scan_version(*, version_id: int) -> int:
     """After a version is stored: its paragraphs against the current paragraphs its zone's
     answers may cite, and against the version it supersedes. Returns how many are new."""
@@ -113,7 +136,7 @@ def conflicts_scan_version(*, version_id: int) -> int:
     if version.supersedes_id:
         existing = existing | Paragraph.objects.filter(version_id=version.supersedes_id)
     found = disagreements(_passages(new), _passages(existing.select_related("version")))
-    stored = _store(_worth_keeping(found, zone), zone=zone, found_by="ingest")
+    stored = _store(_worth_keeping(_not_overrides(found), zone), zone=zone, found_by="ingest")
     if stored:
         logger.info("knowledge conflicts found", extra={"version": version_id, "new": stored})
     return stored
@@ -124,7 +147,7 @@ def conflicts_scan_zone(*, zone: str) -> int:
     it) that disagree and were not found before. Returns how many are new."""
     current = Paragraph.objects.filter(_scope(zone), current=True).select_related("version")
     found = all_disagreements(_passages(current))
-    return _store(_worth_keeping(found, zone), zone=zone, found_by="nightly")
+    return _store(_worth_keeping(_not_overrides(found), zone), zone=zone, found_by="nightly")
 
 
 def open_conflicts(paragraph_ids: Iterable[int]) -> dict[int, list[KnowledgeConflict]]:

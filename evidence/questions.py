@@ -46,7 +46,8 @@ Mode = Literal["full", "partial", "off_topic"]
 
 MODEL_FORMAT = "maria-addressing-v1"
 DEFAULT_MODEL = Path(__file__).with_name("addressing_model.json")
-# A part is answered by a claim whose probability reaches this (the bench's pass mark too).
+# The pass mark a model is fitted with before bench/fit_addressing.py chooses each
+# language's own (`pass_mark`): a part is answered by a claim whose probability reaches it.
 ANSWERED = 0.5
 
 # The signals of one question part against one claim, in the order the weights follow.

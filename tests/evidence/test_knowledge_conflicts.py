@@ -219,3 +219,18 @@ def test_the_page_shows_both_sides_with_the_words_marked_and_resolves(
     assert "No open conflicts." in done.content.decode()
     remote_conflict.refresh_from_db()
     assert remote_conflict.resolution == "second"
+
+
+def test_a_zones_own_document_overriding_a_galaxy_one_of_its_title_is_no_conflict(
+    ingest: Callable[..., Any],
+) -> None:
+    from evidence.knowledge import conflicts_scan_zone
+
+    # a galaxy's remote-work policy, and the zone's own of the same title that says otherwise
+    ingest(POLICY, zone="G1", title="Remote work policy", key="remote")
+    ingest(POLICY.replace("3 days", "2 days"), title="Remote work policy", key="remote-z1")
+    assert _conflicts() == []
+    assert conflicts_scan_zone(zone=ZONE) == 0
+    # the same text under another title is a disagreement the zone's admins must settle
+    ingest(MEMO, title="Remote memo", key="memo", kind="memo")
+    assert len(_conflicts()) == 1
