@@ -50,15 +50,33 @@ RESPONSIBILITY_DEPTH = 4
 RESPONSIBILITY_MIN_WEIGHT = 0.05
 
 
-def _in_scope(zone: str | None, scopes: list[Coordinate] | None) -> bool:
+# Node types a zone inherits from the levels above it, as it inherits their documents
+# (docs/architecture.md, "Documents at every level"); any other node of a level above stays
+# that level's own.
+INHERITED_TYPES = frozenset({"document", "policy"})
+
+
+def _in_scope(
+    zone: str | None, scopes: list[Coordinate] | None, node_type: str | None = None
+) -> bool:
     if zone is None:
         return False  # a deleted node's empty row
     # people and policies are shared across zones
-    return not zone or in_scopes(zone, scopes)
+    if not zone or in_scopes(zone, scopes):
+        return True
+    return (
+        node_type in INHERITED_TYPES
+        and scopes is not None
+        and any(str(scope).startswith(zone + ".") for scope in scopes)
+    )
 
 
 def visible_rows(graph: GraphSnapshot, scopes: list[Coordinate] | None) -> BoolArray:
-    return np.fromiter((_in_scope(z, scopes) for z in graph.zones), bool, graph.n_rows)
+    return np.fromiter(
+        (_in_scope(z, scopes, t) for z, t in zip(graph.zones, graph.types, strict=True)),
+        bool,
+        graph.n_rows,
+    )
 
 
 def restricted(adjacency: sp.csr_array, mask: BoolArray) -> sp.csr_array:

@@ -384,3 +384,17 @@ def test_a_decision_citing_an_inherited_document_links_it_in_the_graph(
         source__key=decision, edge_type="references"
     )
     assert (link.target.key, link.target.zone) == (f"document:{galaxy.pk}", "G1")
+    # and a reader of the zone sees that node in its graph, one of another galaxy does not
+    from coordinates.coordinate import parse
+    from graph.queries import visible_rows
+    from graph.store import snapshot
+
+    graph = snapshot()
+    row = graph.row_of_key(f"document:{galaxy.pk}")
+    decision_row = graph.row_of_key(decision)
+    assert row is not None
+    assert decision_row is not None
+    assert visible_rows(graph, [parse(ZONE)])[row]
+    assert not visible_rows(graph, [parse("G2.U1.P1.Z1")])[row]
+    # while the zone's own decision stays out of view from the galaxy's other zones
+    assert not visible_rows(graph, [parse("G1.U1.P1.Z2")])[decision_row]
