@@ -596,13 +596,13 @@ def evaluate_bundle(
         if item.paragraph is None:
             _judge(item, statements[item.claim], 0.0, now)
     items = _answer_claims_evidence(items, first_added=len(submitted))
-    holds = Holds()
-    _read_current(items, statements, cited, holds)
 
     # Only factual claims the answer says are held to evidence (docs/math.md §9); the rest
     # are reported.
     factual = [k for k, (kind, _) in enumerate(kinds) if kind == "factual" and in_answer[k]]
     held = [i for i in items if i.claim in factual]
+    holds = Holds()
+    _read_current(held, statements, cited, holds)
     # Relations first: whether two paragraphs disagree is a fact about their content, which
     # a zone's calibration (the reviewers' judgement of claims like this) does not change.
     relations = _relations(held)

@@ -143,3 +143,22 @@ def test_a_planet_policy_is_cited_from_a_zone_beneath_and_releases_the_answer(
     assert item["fabricated"] is False
     assert item["supported"] is True
     assert report.gate in RELEASED
+
+
+def test_an_outdated_claim_beside_the_answer_holds_nothing_back(
+    superseded: dict[str, Paragraph], ingest: Callable[..., Any], submit: Callable[..., Any]
+) -> None:
+    ingest("# Travel\n\nTravel needs a manager's approval.", title="Travel policy", key="t")
+    travel = Paragraph.objects.get(text="Travel needs a manager's approval.")
+    report = _report(
+        submit(
+            [
+                {"text": "Travel needs a manager's approval.", "citations": [cite(travel)]},
+                {"text": DAYS, "citations": [_cite_v1(superseded["days"])]},
+            ],
+            question="Does travel need approval?",
+            answer="Travel needs a manager's approval.",
+        )
+    )
+    assert report.body["claims"][1]["in_answer"] is False
+    assert report.body["at_least"]["reasons"] == []
