@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from evidence.claims import split_claims
+from evidence.claims import split_claims, without_markers
 from evidence.grounding import rule_verdict
 from evidence.text import normalise
 
@@ -51,20 +51,14 @@ class Reading:
         return [i for i, c in enumerate(self.claims) if c.covered == "sources"]
 
 
-_MARKERS = re.compile(r"[\[［【]\s*[0-9０-９][0-9０-９,，、;；\-–~〜\s]*[\]］】]")
 _EDGES = re.compile(r"^[\W_]+|[\W_]+$")
-
-
-def unmarked(text: str) -> str:
-    """The text without its citation markers: "[1]" is no number the claim states."""
-    return " ".join(_MARKERS.sub(" ", text).split())
+unmarked = without_markers  # the text without its citation markers (evidence.claims)
 
 
 def _plain(text: str) -> str:
     """Folded, without citation markers, with single spaces and no edge punctuation: the
     form in which "3 days per week." and "3 days per week [1]" are the same words."""
-    folded = " ".join(_MARKERS.sub(" ", normalise(text)).split())
-    return _EDGES.sub("", folded)
+    return _EDGES.sub("", without_markers(normalise(text)))
 
 
 # The share of its key terms a sentence of the answer must find to count as said, whether

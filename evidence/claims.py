@@ -93,6 +93,12 @@ _MARKER_NUMBER = re.compile(r"([0-9０-９]+)(?:[ \t\u3000]*[\-–~〜][ \t\u300
 _MAX_RANGE = 20
 
 
+def without_markers(text: str) -> str:
+    """The text with its citation markers blanked and its spaces made single: "[1]" is no
+    number a claim states."""
+    return " ".join(_MARKER.sub(" ", text).split())
+
+
 def _marker_numbers(marker: str) -> list[int]:
     numbers: list[int] = []
     for m in _MARKER_NUMBER.finditer(marker):
