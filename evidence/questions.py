@@ -294,6 +294,8 @@ _EN_KINDS: tuple[tuple[re.Pattern[str], AskedKind], ...] = (
     (re.compile(r"\bwhich\b"), "choice"),
     (re.compile(rf"^(?:(?:and|or|but|so)\s+)?(?:{_EN_AUX})\b"), "yes_no"),
 )
+# A "what" or "how" that asks for something untyped ("what happened", "how did they").
+_EN_OPEN = re.compile(r"\b(?:what|how)\b")
 _HOW_MANY = re.compile(r"\bhow (?:many|much|long|often|old)\s+([a-z%]+)?")
 _EN_ASKING = re.compile(
     rf"\b(?:who|whom|whose|what|when|where|which|why|how|much|many|{_EN_AUX}|the|a|an|does|do)\b"
@@ -373,10 +375,18 @@ def _asks_ja(piece: str) -> bool:
 def _en_kind(piece: str) -> tuple[AskedKind, str | None, str | None]:
     piece = piece.lower()
     kind: AskedKind = "open"
-    for pattern, asked in _EN_KINDS:
-        if pattern.search(piece):
-            kind = asked
-            break
+    # The asking word that comes first decides: in "What kind of disorders occur when part
+    # of the immune system is inactive?" the "when" opens a clause of the question, it does
+    # not ask for a date. At one place, the patterns' order breaks the tie.
+    found = [
+        (match.start(), rank, asked)
+        for rank, (pattern, asked) in enumerate(_EN_KINDS)
+        if (match := pattern.search(piece))
+    ]
+    if found:
+        first = min(found)
+        if not (first[2] != "open" and _EN_OPEN.search(piece[: first[0]])):
+            kind = first[2]
     unit, counted = None, None
     if kind in ("number", "amount"):
         match = _HOW_MANY.search(piece)

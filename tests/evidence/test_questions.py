@@ -40,6 +40,11 @@ REMOTE_QUESTION = "How many days per week may employees work remotely?"
         ("Is remote work allowed on Fridays?", "yes_no", None),
         ("What does the policy cover?", "open", None),
         ("How long is the notice period?", "period", None),
+        # The first asking word decides: a later "when" or "where" opens a clause.
+        ("What happens when an expense report is late?", "open", None),
+        ("Which form is filed when a trip is cancelled?", "choice", None),
+        ("In what year was the office opened?", "date", None),
+        ("Who signs the contract when the director is away?", "person", None),
     ],
 )
 def test_english_question_kinds(question: str, kind: str, unit: str | None) -> None:
