@@ -72,13 +72,21 @@ def _sentences(context: str) -> list[tuple[int, int, str]]:
     return out
 
 
-def squad_pairs(path: Path, corpus: str, language: str) -> list[Pair]:
-    """The matched and mismatched pairs of one SQuAD-format file (JSQuAD is one too)."""
+def squad_pairs(
+    path: Path, corpus: str, language: str, seen: set[str] | None = None
+) -> list[Pair]:
+    """The matched and mismatched pairs of one SQuAD-format file (JSQuAD is one too). A
+    paragraph in `seen` (read from an earlier file: subsets of one dev set overlap) is
+    skipped, and each one read is added to it."""
     data = json.loads(path.read_text(encoding="utf-8"))
+    seen = set() if seen is None else seen
     pairs: list[Pair] = []
     for article in data["data"]:
         for paragraph in article["paragraphs"]:
             context = paragraph["context"]
+            if context in seen:
+                continue
+            seen.add(context)
             if " [SEP] " in context:
                 # JSQuAD opens each paragraph with "title [SEP] ": blanked, offsets kept.
                 title_end = context.index(" [SEP] ") + len(" [SEP] ")
@@ -115,8 +123,9 @@ def load_pairs(jsquad: Path, squad: Sequence[Path]) -> list[Pair]:
     pairs: list[Pair] = []
     if jsquad.is_file():
         pairs += squad_pairs(jsquad, "JSQuAD", "ja")
+    seen: set[str] = set()
     for path in squad:
-        pairs += squad_pairs(path, "SQuAD", "en")
+        pairs += squad_pairs(path, "SQuAD", "en", seen)
     return pairs
 
 
