@@ -43,6 +43,7 @@ def _clear_caches() -> None:
         questions.supplied,
         questions._morphemes,
         questions._grams,
+        questions._asked_grams,
         questions._question_terms,
         questions._ordered_terms,
         questions._names,
@@ -66,7 +67,7 @@ def _cpu_ms(pairs: list[Pair]) -> tuple[float, float]:
     _clear_caches()
     start = time.process_time()
     for pair in pairs:
-        questions.addresses(pair.question, [pair.sentence])
+        questions.addresses(pair.question, [pair.sentence], elsewhere=pair.elsewhere)
     call = (time.process_time() - start) * 1000 / len(pairs)
     return analysis, call
 
@@ -90,7 +91,10 @@ def main() -> None:
         if not chosen:
             continue
         probability = np.array(
-            [questions.addresses(p.question, [p.sentence]).probability for p in chosen]
+            [
+                questions.addresses(p.question, [p.sentence], elsewhere=p.elsewhere).probability
+                for p in chosen
+            ]
         )
         matched = np.array([p.matched for p in chosen])
         judged = probability >= questions.pass_mark(language)

@@ -57,6 +57,15 @@ class Pair:
     language: str
     corpus: str
     held_out: bool
+    # The paragraph's other sentences: the evidence around the answer, as an agent citing
+    # the whole paragraph gives it.
+    elsewhere: tuple[str, ...] = ()
+    context: str = ""  # the paragraph (JSQuAD's title blanked)
+    # A sentence of another paragraph offered for the question (fitted on, never measured):
+    # an answer off the subject, whose evidence does not answer the question anywhere. The
+    # recipe's mismatched pairs all cite a paragraph that does; without these the model
+    # would learn that evidence answering nothing else means the claim answers.
+    foreign: bool = False
 
 
 def _sentences(context: str) -> list[tuple[int, int, str]]:
@@ -72,15 +81,14 @@ def _sentences(context: str) -> list[tuple[int, int, str]]:
     return out
 
 
-def squad_pairs(
-    path: Path, corpus: str, language: str, seen: set[str] | None = None
-) -> list[Pair]:
+def squad_pairs(path: Path, corpus: str, language: str, seen: set[str] | None = None) -> list[Pair]:
     """The matched and mismatched pairs of one SQuAD-format file (JSQuAD is one too). A
     paragraph in `seen` (read from an earlier file: subsets of one dev set overlap) is
     skipped, and each one read is added to it."""
     data = json.loads(path.read_text(encoding="utf-8"))
     seen = set() if seen is None else seen
     pairs: list[Pair] = []
+    previous: dict[bool, list[Pair]] = {}  # by split: the last paragraph's matched pairs
     for article in data["data"]:
         for paragraph in article["paragraphs"]:
             context = paragraph["context"]
@@ -103,14 +111,27 @@ def squad_pairs(
                 sentence = next((s for a, b, s in spans if a <= start and end <= b), None)
                 if sentence is not None:
                     located.append((qa, sentence))
+            here: list[Pair] = []
             for i, (qa, sentence) in enumerate(located):
-                pairs.append(Pair(qa["question"], sentence, True, language, corpus, held_out))
+                around = tuple(s for _, _, s in spans if s != sentence)
+                pair = Pair(
+                    qa["question"], sentence, True, language, corpus, held_out, around, context
+                )
+                pairs.append(pair)
+                here.append(pair)
+                if i == 0 and (before := previous.get(held_out)):
+                    # One per paragraph: a phenomenon to learn, not half the examples.
+                    stranger = before[0]
+                    pairs.append(replace(stranger, question=qa["question"], matched=False,
+                                         foreign=True))  # fmt: skip
                 if len(located) < 2:
                     continue
                 other = located[(i + 1) % len(located)][0]
                 if any(a["text"] in sentence for a in other["answers"]):
                     continue  # the sentence answers the other question too
-                pairs.append(Pair(other["question"], sentence, False, language, corpus, held_out))
+                pairs.append(replace(pair, question=other["question"], matched=False))
+            if here:
+                previous[held_out] = here
     return pairs
 
 
@@ -119,23 +140,29 @@ def squad_paths(arguments: Sequence[str]) -> list[Path]:
     return [Path(p) for p in given]
 
 
-def load_pairs(jsquad: Path, squad: Sequence[Path]) -> list[Pair]:
+def load_pairs(jsquad: Path, squad: Sequence[Path], *, foreign: bool = False) -> list[Pair]:
+    """The recipe's pairs of both languages; with `foreign`, the fit's off-subject ones too."""
     pairs: list[Pair] = []
     if jsquad.is_file():
         pairs += squad_pairs(jsquad, "JSQuAD", "ja")
     seen: set[str] = set()
     for path in squad:
         pairs += squad_pairs(path, "SQuAD", "en", seen)
-    return pairs
+    return pairs if foreign else [p for p in pairs if not p.foreign]
 
 
 def signal_row(pair: Pair) -> list[float]:
     """The pair's signals, in questions.SIGNALS order (a corpus question has one part)."""
     asked = questions.analyse_question(pair.question)
-    found = questions.signals(asked, asked.parts[0], pair.sentence)
+
+    def read(part: questions.Part) -> dict[str, float]:
+        rival = questions.best_elsewhere(asked, part, pair.elsewhere)
+        return questions.signals(asked, part, pair.sentence, rival)
+
+    found = read(asked.parts[0])
     # Several parts: the best-answered one, as a claim answering any part counts.
     for part in asked.parts[1:]:
-        other = questions.signals(asked, part, pair.sentence)
+        other = read(part)
         if other["focus_overlap"] > found["focus_overlap"]:
             found = other
     return [found[name] for name in questions.SIGNALS]
@@ -208,17 +235,24 @@ def held_out_figures(model: LanguageModel, pairs: Iterable[Pair]) -> dict[str, A
     """Share of held-out matched and mismatched pairs judged addressing (p at or above the
     language's pass mark)."""
     chosen = list(pairs)
-    matched = [model.probability(dict(zip(questions.SIGNALS, signal_row(p), strict=True)))
-               for p in chosen if p.matched]  # fmt: skip
-    mismatched = [model.probability(dict(zip(questions.SIGNALS, signal_row(p), strict=True)))
-                  for p in chosen if not p.matched]  # fmt: skip
+    matched = [p for p in chosen if p.matched]
+    mismatched = [p for p in chosen if not p.matched]
     return {
         "matched": len(matched),
         "mismatched": len(mismatched),
         "pass_mark": round(model.threshold, 4),
-        "matched_addressing": round(float(np.mean(np.array(matched) >= model.threshold)), 4),
-        "mismatched_addressing": round(float(np.mean(np.array(mismatched) >= model.threshold)), 4),
+        "matched_addressing": addressing_share(model, matched),
+        "mismatched_addressing": addressing_share(model, mismatched),
     }
+
+
+def addressing_share(model: LanguageModel, pairs: Sequence[Pair]) -> float:
+    """The share of the pairs the model judges addressing (0 with none)."""
+    if not pairs:
+        return 0.0
+    p = [model.probability(dict(zip(questions.SIGNALS, signal_row(q), strict=True)))
+         for q in pairs]  # fmt: skip
+    return round(float(np.mean(np.array(p) >= model.threshold)), 4)
 
 
 def _digest(path: Path) -> str:
@@ -235,16 +269,25 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=questions.DEFAULT_MODEL)
     args = parser.parse_args(argv)
     squad = squad_paths(args.squad)
-    pairs = load_pairs(args.jsquad, squad)
+    pairs = load_pairs(args.jsquad, squad, foreign=True)
     languages: dict[str, LanguageModel] = {}
     figures: dict[str, Any] = {}
     for language in sorted({p.language for p in pairs}):
         train = [p for p in pairs if p.language == language and not p.held_out]
-        test = [p for p in pairs if p.language == language and p.held_out]
+        test = [p for p in pairs if p.language == language and p.held_out and not p.foreign]
         x = np.asarray([signal_row(p) for p in train], dtype=np.float64)
         y = np.asarray([int(p.matched) for p in train])
-        languages[language] = with_pass_mark(fit_language(x, y), x, y)
-        figures[language] = {"fitted_on": len(train), **held_out_figures(languages[language], test)}
+        # The pass mark is chosen on the recipe's pairs alone: the off-subject ones are
+        # easy to turn away and would let more answers to a neighbouring question through.
+        recipe = np.asarray([not p.foreign for p in train])
+        languages[language] = with_pass_mark(fit_language(x, y), x[recipe], y[recipe])
+        off = [p for p in pairs if p.language == language and p.held_out and p.foreign]
+        figures[language] = {
+            "fitted_on": len(train),
+            **held_out_figures(languages[language], test),
+            "off_subject": len(off),
+            "off_subject_addressing": addressing_share(languages[language], off),
+        }
         print(language, figures[language])
     if "en" not in languages:
         sys.exit("no English pairs: give a SQuAD-format file (--squad or MARIA_ADDRESSING_SQUAD)")
@@ -267,7 +310,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             "fitted": now.isoformat(timespec="seconds"),
             "by": "bench/fit_addressing.py (scipy L-BFGS-B, scikit-learn isotonic)",
             "recipe": "../shared/corpora/README.md: the sentence holding one question's answer, "
-            "matched for it, mismatched for the next question on the same paragraph",
+            "matched for it, mismatched for the next question on the same paragraph; each "
+            "claim read against its paragraph's other sentences. Fitted also on off-subject "
+            "pairs (a sentence of the previous paragraph), the pass mark on the recipe's",
             "held_out": f"paragraphs with crc32(text) % {HELD_OUT_EVERY} == 0",
             "corpora": corpora,
             "figures": figures,

@@ -1,10 +1,11 @@
 """The relevance section of bench/bench_verdicts.py (run alone too): does the engine see an
-answer to another question? Matched and mismatched question /
-answer pairs, each run through the real grading (`evidence.validation.evaluate_bundle`) as
-a one-claim answer citing the sentence it states, and the share released without a person
-(auto or flagged) printed side by side: today's engine (the claims alone, no question) and
-the engine that reads the question and the answer (relevance r_j to the question, the
-"addresses the question" check).
+answer to another question? Matched and mismatched question / answer pairs, each run
+through the real grading (`evidence.validation.evaluate_bundle`) as a one-claim answer
+stating the sentence and citing its whole paragraph, and the share released without a
+person (auto or flagged) printed side by side: today's engine (the claims alone, no
+question) and the engine that reads the question and the answer (relevance r_j to the
+question, the "addresses the question" check, which weighs the claim against the
+paragraph's other sentences).
 
 Pairs by the recipe of ../shared/corpora/README.md (bench/fit_addressing.py builds them):
 for two questions on one paragraph, the sentence holding the first one's answer is a
@@ -45,14 +46,17 @@ from evidence.validation import Cited, evaluate_bundle  # noqa: E402
 ZONE = "G1.U1.P1.Z1"
 LIMIT = int(os.environ.get("BENCH_RELEVANCE_LIMIT", "400"))
 RELEASED = ("auto", "flagged")
+TARGET_MATCHED, TARGET_MISMATCHED, TARGET_MS = 0.80, 0.10, 3.0
 POLICY = EffectivePolicy(
     zone=ZONE, values=SYSTEM_DEFAULT, own={}, own_version=None, sources={}, chain=()
 )
 
 
-def _cited(sentence: str) -> tuple[EvidenceBundle, Cited]:
-    """A one-claim bundle stating the sentence and citing it: an approved, current policy
-    of the zone whose one paragraph is the sentence (as an agent citing its exact span)."""
+def _cited(pair: Pair) -> tuple[EvidenceBundle, Cited]:
+    """A one-claim bundle stating the sentence and citing the paragraph it comes from: an
+    approved, current policy of the zone whose one paragraph is the corpus paragraph (as an
+    agent citing the passage its retriever found)."""
+    sentence, text = pair.sentence, pair.context or pair.sentence
     document = Document(pk=1, zone=Zone(coordinate=ZONE, level="zone", depth=4), key="d")
     version = DocumentVersion(
         pk=1,
@@ -62,10 +66,10 @@ def _cited(sentence: str) -> tuple[EvidenceBundle, Cited]:
         kind="policy",
         status="approved",
         effective_date=date(2026, 1, 1),
-        text=sentence,
+        text=text,
     )
     paragraph = Paragraph(
-        pk=1, version=version, number=1, start=0, end=len(sentence), text=sentence, zone=ZONE
+        pk=1, version=version, number=1, start=0, end=len(text), text=text, zone=ZONE
     )
     bundle = EvidenceBundle(
         zone=ZONE, claims=[{"text": sentence, "citations": [{"document": 1, "paragraph": 1}]}]
@@ -76,7 +80,7 @@ def _cited(sentence: str) -> tuple[EvidenceBundle, Cited]:
 
 def _gates(pair: Pair) -> tuple[str, str, float, float]:
     """Both engines' gates for the pair, and the CPU seconds each took."""
-    bundle, cited = _cited(pair.sentence)
+    bundle, cited = _cited(pair)
     started = time.process_time()
     today = evaluate_bundle(bundle, POLICY, cited).gate
     middle = time.process_time()
@@ -85,7 +89,7 @@ def _gates(pair: Pair) -> tuple[str, str, float, float]:
 
 
 def _share(gates: Counter[str], total: int) -> str:
-    released = sum(gates[g] for g in RELEASED)
+    released = _released(gates)
     return f"{released / total:6.1%} ({released}/{total})" if total else "   -"
 
 
@@ -98,19 +102,41 @@ def _corpus(name: str, pairs: list[Pair]) -> None:
         chosen = chosen[:LIMIT] if LIMIT > 0 else chosen
         today: Counter[str] = Counter()
         now: Counter[str] = Counter()
+        grounded: Counter[str] = Counter()  # now's gates of the pairs today's engine releases
         spent = [0.0, 0.0]
         for pair in chosen:
             before, after, cost_before, cost_after = _gates(pair)
             today[before] += 1
             now[after] += 1
+            if before in RELEASED:
+                grounded[after] += 1
             spent[0] += cost_before
             spent[1] += cost_after
         per = [1000 * s / max(len(chosen), 1) for s in spent]
+        cost = per[1] - per[0]
         print(
             f"  {label:<34}{_share(today, len(chosen)):>24}{_share(now, len(chosen)):>28}"
-            f"   CPU per answer {per[0]:.2f} -> {per[1]:.2f} ms (+{per[1] - per[0]:.2f})"
+            f"   CPU per answer {per[0]:.2f} -> {per[1]:.2f} ms (+{cost:.2f}"
+            f" {_mark(cost <= TARGET_MS)})"
         )
         print(f"  {'':<34}{'gates: ' + _gates_line(today):>24}{_gates_line(now):>28}")
+        if matched:
+            # The target's pairs: answers whose claim the evidence grounds (today releases).
+            share = _released(grounded) / max(grounded.total(), 1)
+            met = _mark(share >= TARGET_MATCHED)
+            shown = _share(grounded, grounded.total())
+            print(f"  {'  of them, claim grounded':<34}{'':>24}{shown:>28}   {met} (>= 80%)")
+        else:
+            share = _released(now) / max(len(chosen), 1)
+            print(f"  {'':<86}   {_mark(share <= TARGET_MISMATCHED)} (<= 10%)")
+
+
+def _released(gates: Counter[str]) -> int:
+    return sum(gates[g] for g in RELEASED)
+
+
+def _mark(met: bool) -> str:
+    return "met" if met else "MISSED"
 
 
 def _gates_line(gates: Counter[str]) -> str:

@@ -124,7 +124,7 @@ _LEADING_BULLETS = re.compile(r"[\s\-*•・]*")
 _BULLETS = "-*•・ "
 
 
-def _sentence_spans(text: str) -> list[tuple[int, int]]:
+def sentence_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence of `text`, in order.
 
     The rules of evidence.text.split_sentences, with offsets: a line break ends a sentence;
@@ -415,7 +415,7 @@ def split_claims(answer: str) -> list[Claim]:
     marker_start_at_end = {end: start for start, end, _ in markers}
     claims: list[Claim] = []
     next_marker = 0
-    for s, e in _sentence_spans(answer):
+    for s, e in sentence_spans(answer):
         sentence = answer[s:e]
         split = _japanese_clauses if has_japanese(sentence) else _english_clauses
         for piece_start, piece_end in split(sentence):
@@ -488,8 +488,7 @@ def align(claim: str, paragraphs: Sequence[str]) -> list[Alignment]:
     candidates: list[Alignment] = []
     for index, paragraph in enumerate(paragraphs):
         sentences = [
-            _read_sentence(paragraph, s, e, terms, quantities)
-            for s, e in _sentence_spans(paragraph)
+            _read_sentence(paragraph, s, e, terms, quantities) for s, e in sentence_spans(paragraph)
         ]
         for i, sentence in enumerate(sentences):
             if sentence.terms:

@@ -64,8 +64,11 @@ SIGNALS: tuple[str, ...] = (
     "novel_share",  # share of the claim's content terms the question does not hold
     "typed",  # the part asks for a typed thing (not open, which or yes/no)
     "claim_terms_log",
+    # how much more of the question (weighted_overlap) the best other sentence of the cited
+    # evidence holds than the claim: the evidence answers it where the answer does not.
+    "outdone",
 )
-AGAINST = frozenset({"unit_conflict", "kind_missing"})
+AGAINST = frozenset({"unit_conflict", "kind_missing", "outdone"})
 
 # In the reasons' words (evidence.reasons translates them where a page shows a reason).
 _KIND_WORDS: Mapping[str, str] = why.ASKED_KINDS
@@ -327,11 +330,14 @@ def analyse_question(text: str) -> Question:
                 terms=own or terms,
             )
         )
-    if language == "ja":
-        stripped = _JA_ASKING.sub(" ", normalise(text))
-    else:
-        stripped = _EN_ASKING.sub(" ", normalise(text))
-    return Question(text, language, tuple(parts), terms, _grams(stripped))
+    return Question(text, language, tuple(parts), terms, _asked_grams(text, language))
+
+
+@lru_cache(maxsize=8192)
+def _asked_grams(text: str, language: str) -> frozenset[str]:
+    """Character trigrams of a question (or one part of it) less the words that ask."""
+    asking = _JA_ASKING if language == "ja" else _EN_ASKING
+    return _grams(asking.sub(" ", normalise(text)))
 
 
 _ASKING_TERMS = frozenset(
@@ -677,22 +683,40 @@ def _question_terms(text: str) -> frozenset[str]:
     return frozenset(content_terms(text))
 
 
-def signals(question: Question, part: Part, claim: str) -> dict[str, float]:
-    """The signals of one claim against one part of the question, by name (SIGNALS)."""
+def best_elsewhere(question: Question, part: Part, elsewhere: Sequence[str]) -> float:
+    """The best weighted_overlap, for this part, of the sentences in `elsewhere` (the cited
+    evidence's sentences no claim rests on); 0 with none."""
+    terms = part.terms or question.terms
+    return max((_weighted_overlap(terms, supplied(s).terms) for s in elsewhere), default=0.0)
+
+
+def _weighted_overlap(terms: frozenset[str], given: frozenset[str]) -> float:
+    weight = sum(len(t) for t in terms)
+    return sum(len(t) for t in terms & given) / weight if weight else 0.0
+
+
+def signals(question: Question, part: Part, claim: str, rival: float = 0.0) -> dict[str, float]:
+    """The signals of one claim against one part of the question, by name (SIGNALS).
+    `rival`: the part's best weighted overlap among the cited evidence's other sentences
+    (`best_elsewhere`); an answer citing a paragraph that answers the question in another sentence
+    than the one the claim states does not address it, however much of the topic it shares."""
     given = supplied(claim)
     terms = part.terms or question.terms
     overlap = len(terms & given.terms) / len(terms) if terms else 0.0
-    grams = question.grams
+    # A question of several parts: each part's own wording, so that one answered part does
+    # not lend its words to another ("…remotely, and who approves it?").
+    several = len(question.parts) > 1
+    grams = (_asked_grams(part.text, question.language) if several else None) or question.grams
     claim_grams = _grams(claim)
     char = len(grams & claim_grams) / len(grams) if grams else 0.0
     supplies, conflict = kind_signals(part, given, question.text)
     novel = given.terms - _question_terms(question.text)
     typed = part.kind not in ("open", "choice", "yes_no")
-    weight = sum(len(t) for t in terms)
+    weighted = _weighted_overlap(terms, given.terms)
     return {
         "focus_overlap": overlap,
-        "weighted_overlap": sum(len(t) for t in terms & given.terms) / weight if weight else 0.0,
-        "pair_overlap": _pair_overlap(question.text, claim),
+        "weighted_overlap": weighted,
+        "pair_overlap": _pair_overlap(part.text if several else question.text, claim),
         "density": _density(terms, claim),
         "common_overlap": (
             len(common & given.terms) / len(common)
@@ -706,6 +730,7 @@ def signals(question: Question, part: Part, claim: str) -> dict[str, float]:
         "novel_share": len(novel) / len(given.terms) if given.terms else 0.0,
         "typed": float(typed),
         "claim_terms_log": math.log1p(len(given.terms)),
+        "outdone": max(0.0, rival - weighted),
     }
 
 
@@ -774,18 +799,24 @@ def model(path: Path = DEFAULT_MODEL) -> AddressingModel:
 
 
 def addresses(
-    question: str | Question, claims: Sequence[str], *, fitted: AddressingModel | None = None
+    question: str | Question,
+    claims: Sequence[str],
+    *,
+    elsewhere: Sequence[str] = (),
+    fitted: AddressingModel | None = None,
 ) -> Addressing:
     """Whether the claims answer each part of the question: a part's probability is that of
     the claim that answers it best (max over claims), the whole question's that of its least
-    answered part (min over parts)."""
+    answered part (min over parts). `elsewhere`: the sentences of the cited evidence that no
+    claim rests on, against which each claim's share of the question is weighed."""
     asked = question if isinstance(question, Question) else analyse_question(question)
     chosen = (fitted or model()).for_language(asked.language)
     answers = []
     for part in asked.parts:
         best, best_p = None, 0.0
+        rival = best_elsewhere(asked, part, elsewhere)
         for index, claim in enumerate(claims):
-            p = chosen.probability(signals(asked, part, claim))
+            p = chosen.probability(signals(asked, part, claim, rival))
             if p > best_p:
                 best, best_p = index, p
         answers.append(PartAnswer(part, best_p >= chosen.threshold, best, best_p))
@@ -887,6 +918,7 @@ __all__ = [
     "Supplied",
     "addresses",
     "analyse_question",
+    "best_elsewhere",
     "describe_claim",
     "describe_part",
     "model",

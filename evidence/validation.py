@@ -22,7 +22,7 @@ from coordinates.selectors import EffectivePolicy
 from evidence import calibration, questions, scoring, verifier
 from evidence import reasons as why
 from evidence.answers import SAYS_COVERAGE, Reading, read_answer, unmarked
-from evidence.claims import align
+from evidence.claims import align, sentence_spans
 from evidence.currency import check_current, current_of, current_reason, release_reason
 from evidence.grounding import check_claim, claims_without_numbers_share, classify_claim, cosine
 from evidence.judge import JudgeConfig, JudgeVerdict, judge_claim
@@ -717,7 +717,7 @@ def evaluate_bundle(
     addressing = None
     if asked is not None and factual:
         said = [c.text for c in reading.claims] if reading is not None else statements
-        addressing = questions.addresses(asked, said)
+        addressing = questions.addresses(asked, said, elsewhere=_elsewhere(held))
         if addressing.mode == "off_topic":
             holds.add("required", addressing.reason)
         elif addressing.mode == "partial":
@@ -910,6 +910,30 @@ def _answer_json(reading: Reading | None, submitted: int) -> dict[str, Any] | No
         ],
         "not_in_answer": [k for k, said in enumerate(reading.in_answer) if not said],
     }
+
+
+def _elsewhere(held: Sequence[Item]) -> list[str]:
+    """The sentences of the cited paragraphs that no claim rests on (outside every cited
+    stretch and every aligned sentence): where the evidence may answer the question when
+    the answer does not. A citation aligned to nothing rests on its whole span."""
+    rests: dict[int, list[tuple[int, int]]] = {}
+    paragraphs: dict[int, Paragraph] = {}
+    for item in held:
+        if item.paragraph is None:
+            continue
+        paragraphs[item.paragraph.pk] = item.paragraph
+        start, end = item.cited.get("start"), item.cited.get("end")
+        if start is not None or end is not None:
+            region = (int(start or 0), int(end if end is not None else len(item.paragraph.text)))
+        else:
+            region = item.aligned or (0, len(item.paragraph.text))
+        rests.setdefault(item.paragraph.pk, []).append(region)
+    return [
+        paragraph.text[s:e]
+        for pk, paragraph in paragraphs.items()
+        for s, e in sentence_spans(paragraph.text)
+        if not any(s < hi and lo < e for lo, hi in rests[pk])
+    ]
 
 
 def _addressing_json(found: questions.Addressing | None) -> dict[str, Any] | None:

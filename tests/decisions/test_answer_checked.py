@@ -268,3 +268,35 @@ def test_the_decision_page_marks_the_answer_and_shows_what_was_asked_beside_what
     assert 'id="asked-given"' in page
     assert "given by claim 1" in page
     assert "not given" in page
+
+
+REACHABLE = "Employees who work remotely must be reachable during core hours."
+ALLOWED = "Remote work is allowed up to 3 days per week for each employee."
+
+
+def test_an_answer_beside_the_sentence_of_its_paragraph_that_answers_goes_to_a_person(
+    ingest: Callable[..., Any], submit: Callable[..., Any]
+) -> None:
+    """The cited paragraph answers the question in a sentence the answer does not state:
+    the answer shares the question's subject but not what it asks. Citing the sentence
+    alone, nothing shows the answer missed (the control)."""
+    ingest(f"# Remote work\n\n{REACHABLE} {ALLOWED}", title="Remote rules", key="rules")
+    ingest(f"# Hours\n\n{REACHABLE}", title="Core hours", key="hours")
+    both = Paragraph.objects.get(text=f"{REACHABLE} {ALLOWED}")
+    alone = Paragraph.objects.get(text=REACHABLE)
+
+    beside = _report(
+        submit([{"text": REACHABLE, "citations": [cite(both)]}], question=ASKED, key="a")
+    )
+    answering = _report(
+        submit([{"text": ALLOWED, "citations": [cite(both)]}], question=ASKED, key="b")
+    )
+    control = _report(
+        submit([{"text": REACHABLE, "citations": [cite(alone)]}], question=ASKED, key="c")
+    )
+
+    assert beside.gate in ("required", "blocked")
+    assert beside.body["addressing"]["mode"] == "off_topic"
+    assert answering.gate in RELEASED
+    assert answering.body["addressing"]["mode"] == "full"
+    assert control.body["addressing"]["mode"] == "full"

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evidence.claims import _MARKER, Alignment, Claim, _sentence_spans, align, split_claims
+from evidence.claims import _MARKER, Alignment, Claim, align, sentence_spans, split_claims
 from evidence.text import split_sentences
 
 
@@ -335,7 +335,7 @@ def test_claims_slice_the_answer_in_order_and_keep_every_marker(
 @given(answers(with_markers=False))
 def test_sentences_are_those_of_split_sentences(generated: tuple[str, list[int]]) -> None:
     answer, _ = generated
-    spans = _sentence_spans(answer)
+    spans = sentence_spans(answer)
     assert [answer[s:e] for s, e in spans] == split_sentences(answer)
 
 

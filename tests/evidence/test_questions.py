@@ -282,3 +282,38 @@ def test_adding_a_claim_never_unanswers_a_part(
     for old, new in zip(before.parts, after.parts, strict=True):
         assert new.probability >= old.probability
         assert new.answered or not old.answered
+
+
+@pytest.mark.parametrize(
+    ("question", "claim", "better"),
+    [
+        (
+            REMOTE_QUESTION,
+            "Employees who work remotely must be reachable during core hours.",
+            "Remote work is allowed up to 3 days per week for each employee.",
+        ),
+        (
+            "When was the Tokyo office opened?",
+            "The Tokyo office has forty staff in two departments.",
+            "The Tokyo office was opened in April 2019.",
+        ),
+    ],
+)
+def test_a_claim_beside_the_evidence_sentence_that_answers_does_not_address_the_question(
+    question: str, claim: str, better: str
+) -> None:
+    """On its own the claim shares enough of the question to pass; beside the cited
+    evidence's sentence that answers it, it is seen to share only the subject."""
+    assert addresses(question, [claim]).mode == "full"
+    assert addresses(question, [claim], elsewhere=[better]).mode == "off_topic"
+    assert addresses(question, [better], elsewhere=[claim]).mode == "full"
+
+
+def test_each_part_of_a_question_is_read_in_its_own_words() -> None:
+    """The first part's wording, all in the claim, does not answer the second part."""
+    result = addresses(
+        "How many days per week may employees work remotely, and who approves it?",
+        [REMOTE_CLAIM],
+    )
+    assert result.mode == "partial"
+    assert [p.answered for p in result.parts] == [True, False]
