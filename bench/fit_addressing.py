@@ -156,7 +156,7 @@ def signal_row(pair: Pair) -> list[float]:
     asked = questions.analyse_question(pair.question)
 
     def read(part: questions.Part) -> dict[str, float]:
-        rival = questions.best_elsewhere(asked, part, pair.elsewhere)
+        rival, _ = questions.best_elsewhere(asked, part, pair.elsewhere)
         return questions.signals(asked, part, pair.sentence, rival)
 
     found = read(asked.parts[0])

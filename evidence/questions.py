@@ -146,6 +146,9 @@ class PartAnswer:
     answered: bool
     claim: int | None  # index of the claim that answers it best
     probability: float
+    # Unanswered, and a sentence of the cited evidence no claim states holds more of it than
+    # the best claim: that sentence (the reviewer sees where the answer was).
+    elsewhere: str | None = None
 
 
 @dataclass(frozen=True)
@@ -683,11 +686,14 @@ def _question_terms(text: str) -> frozenset[str]:
     return frozenset(content_terms(text))
 
 
-def best_elsewhere(question: Question, part: Part, elsewhere: Sequence[str]) -> float:
+def best_elsewhere(
+    question: Question, part: Part, elsewhere: Sequence[str]
+) -> tuple[float, str | None]:
     """The best weighted_overlap, for this part, of the sentences in `elsewhere` (the cited
-    evidence's sentences no claim rests on); 0 with none."""
+    evidence's sentences no claim rests on), and that sentence; 0 and None with none."""
     terms = part.terms or question.terms
-    return max((_weighted_overlap(terms, supplied(s).terms) for s in elsewhere), default=0.0)
+    scored = [(_weighted_overlap(terms, supplied(s).terms), s) for s in elsewhere]
+    return max(scored, key=lambda found: found[0], default=(0.0, None))
 
 
 def _weighted_overlap(terms: frozenset[str], given: frozenset[str]) -> float:
@@ -814,12 +820,17 @@ def addresses(
     answers = []
     for part in asked.parts:
         best, best_p = None, 0.0
-        rival = best_elsewhere(asked, part, elsewhere)
+        rival, sentence = best_elsewhere(asked, part, elsewhere)
+        outdone = True  # by the sentence elsewhere, for every claim
         for index, claim in enumerate(claims):
-            p = chosen.probability(signals(asked, part, claim, rival))
+            found = signals(asked, part, claim, rival)
+            outdone = outdone and found["outdone"] > 0
+            p = chosen.probability(found)
             if p > best_p:
                 best, best_p = index, p
-        answers.append(PartAnswer(part, best_p >= chosen.threshold, best, best_p))
+        answered = best_p >= chosen.threshold
+        where = sentence if not answered and claims and outdone else None
+        answers.append(PartAnswer(part, answered, best, best_p, where))
     missing = tuple(a.part for a in answers if not a.answered)
     if not missing:
         mode: Mode = "full"

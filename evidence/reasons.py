@@ -108,6 +108,9 @@ ANSWERS_QUESTION = gettext_noop("the answer addresses the question: %(given)s")
 OFF_TOPIC = gettext_noop("the question asks for %(asked)s; the answer gives %(given)s")
 PART_MISSING = gettext_noop("the answer gives %(given)s but not %(missing)s")
 NO_ANSWER_TO = gettext_noop("the question asks for %(asked)s; there is no answer")
+ANSWERED_ELSEWHERE = gettext_noop(
+    "the cited evidence answers %(asked)s in a sentence the answer leaves out: %(sentence)s"
+)
 # What a part of a question asks for (evidence.questions.describe_part), and the words that
 # say what a claim gives: they stand inside the parts `asked`, `given` and `missing` of the
 # sentences above, and are translated wherever they stand there.

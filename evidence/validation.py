@@ -725,6 +725,11 @@ def evaluate_bundle(
             holds.add("flagged", addressing.reason)
             if mode != "refusal":
                 mode = "partial"
+        for part in addressing.parts:
+            if part.elsewhere is not None:
+                asks = questions.describe_part(part.part)
+                found = why.say(why.ANSWERED_ELSEWHERE, asked=asks, sentence=part.elsewhere)
+                holds.add("required" if addressing.mode == "off_topic" else "flagged", found)
     # An answer that asserts no fact needs no evidence, but a person should still see it
     # now and then: it passes, flagged for the periodic review. The what-if replays stored
     # reports through the same function.
@@ -949,6 +954,7 @@ def _addressing_json(found: questions.Addressing | None) -> dict[str, Any] | Non
                 "answered": a.answered,
                 "by": a.claim,
                 "probability": round(a.probability, 6),
+                "answered_elsewhere": a.elsewhere,
             }
             for a in found.parts
         ],

@@ -275,7 +275,10 @@ ALLOWED = "Remote work is allowed up to 3 days per week for each employee."
 
 
 def test_an_answer_beside_the_sentence_of_its_paragraph_that_answers_goes_to_a_person(
-    ingest: Callable[..., Any], submit: Callable[..., Any]
+    ingest: Callable[..., Any],
+    submit: Callable[..., Any],
+    person: Callable[..., Any],
+    client: Any,
 ) -> None:
     """The cited paragraph answers the question in a sentence the answer does not state:
     the answer shares the question's subject but not what it asks. Citing the sentence
@@ -285,9 +288,8 @@ def test_an_answer_beside_the_sentence_of_its_paragraph_that_answers_goes_to_a_p
     both = Paragraph.objects.get(text=f"{REACHABLE} {ALLOWED}")
     alone = Paragraph.objects.get(text=REACHABLE)
 
-    beside = _report(
-        submit([{"text": REACHABLE, "citations": [cite(both)]}], question=ASKED, key="a")
-    )
+    done = submit([{"text": REACHABLE, "citations": [cite(both)]}], question=ASKED, key="a")
+    beside = _report(done)
     answering = _report(
         submit([{"text": ALLOWED, "citations": [cite(both)]}], question=ASKED, key="b")
     )
@@ -300,3 +302,15 @@ def test_an_answer_beside_the_sentence_of_its_paragraph_that_answers_goes_to_a_p
     assert answering.gate in RELEASED
     assert answering.body["addressing"]["mode"] == "full"
     assert control.body["addressing"]["mode"] == "full"
+    # The reviewer is shown where the cited evidence answers it.
+    (part,) = beside.body["addressing"]["parts"]
+    assert part["answered_elsewhere"] == ALLOWED
+    assert any(ALLOWED in r and "leaves out" in r for r in beside.body["at_least"]["reasons"])
+    assert answering.body["addressing"]["parts"][0]["answered_elsewhere"] is None
+    from coordinates.models import Role
+
+    client.force_login(person("ann", Role.REVIEWER, "G1.U1.P1.Z1"))
+    page = client.get(f"/queue/decisions/{done.json()['id']}/").content.decode()
+    table = page[page.index('id="asked-given"') : page.index("</table>", page.index("asked-given"))]
+    assert "the cited evidence says it here:" in table
+    assert f'<q class="untrusted">{ALLOWED}</q>' in table
