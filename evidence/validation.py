@@ -728,8 +728,8 @@ def evaluate_bundle(
         for part in addressing.parts:
             if part.elsewhere is not None:
                 asks = questions.describe_part(part.part)
-                found = why.say(why.ANSWERED_ELSEWHERE, asked=asks, sentence=part.elsewhere)
-                holds.add("required" if addressing.mode == "off_topic" else "flagged", found)
+                there = why.say(why.ANSWERED_ELSEWHERE, asked=asks, sentence=part.elsewhere)
+                holds.add("required" if addressing.mode == "off_topic" else "flagged", there)
     # An answer that asserts no fact needs no evidence, but a person should still see it
     # now and then: it passes, flagged for the periodic review. The what-if replays stored
     # reports through the same function.
