@@ -255,6 +255,17 @@ def addressing_share(model: LanguageModel, pairs: Sequence[Pair]) -> float:
     return round(float(np.mean(np.array(p) >= model.threshold)), 4)
 
 
+def _fit(train: Sequence[Pair], test: Sequence[Pair]) -> tuple[LanguageModel, dict[str, Any]]:
+    """A language's model fitted on `train`, its pass mark chosen on the recipe's pairs
+    (the off-subject ones are easy to turn away and would let more answers to a
+    neighbouring question through), and its figures on `test`."""
+    x = np.asarray([signal_row(p) for p in train], dtype=np.float64)
+    y = np.asarray([int(p.matched) for p in train])
+    recipe = np.asarray([not p.foreign for p in train])
+    fitted = with_pass_mark(fit_language(x, y), x[recipe], y[recipe])
+    return fitted, {"fitted_on": len(train), **held_out_figures(fitted, test)}
+
+
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -275,20 +286,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     for language in sorted({p.language for p in pairs}):
         train = [p for p in pairs if p.language == language and not p.held_out]
         test = [p for p in pairs if p.language == language and p.held_out and not p.foreign]
-        x = np.asarray([signal_row(p) for p in train], dtype=np.float64)
-        y = np.asarray([int(p.matched) for p in train])
-        # The pass mark is chosen on the recipe's pairs alone: the off-subject ones are
-        # easy to turn away and would let more answers to a neighbouring question through.
-        recipe = np.asarray([not p.foreign for p in train])
-        languages[language] = with_pass_mark(fit_language(x, y), x[recipe], y[recipe])
+        # The claim read alone (a cited paragraph of one sentence, a span with nothing
+        # around it): the recipe's pairs without their paragraphs.
+        alone = [replace(p, elsewhere=()) for p in train if not p.foreign]
+        bare = [replace(p, elsewhere=()) for p in test]
+        languages[language], figures[language] = _fit(alone, bare)
+        # Beside the paragraph's other sentences, with the off-subject pairs.
+        beside = language + questions.IN_CONTEXT
+        languages[beside], figures[beside] = _fit(train, test)
         off = [p for p in pairs if p.language == language and p.held_out and p.foreign]
-        figures[language] = {
-            "fitted_on": len(train),
-            **held_out_figures(languages[language], test),
-            "off_subject": len(off),
-            "off_subject_addressing": addressing_share(languages[language], off),
-        }
+        figures[beside]["off_subject"] = len(off)
+        figures[beside]["off_subject_addressing"] = addressing_share(languages[beside], off)
         print(language, figures[language])
+        print(beside, figures[beside])
     if "en" not in languages:
         sys.exit("no English pairs: give a SQuAD-format file (--squad or MARIA_ADDRESSING_SQUAD)")
     now = datetime.now(tz=UTC)

@@ -30,9 +30,11 @@ from evidence.text import (
     english_stem,
     has_japanese,
     normalise,
+    split_sentences,
     term_surfaces,
 )
 from evidence.verifier import (
+    LanguageModel,
     VerifierModel,
     VerifierModelError,
     load_model,
@@ -46,6 +48,8 @@ Mode = Literal["full", "partial", "off_topic"]
 
 MODEL_FORMAT = "maria-addressing-v1"
 DEFAULT_MODEL = Path(__file__).with_name("addressing_model.json")
+# The suffix of a language's model for claims read beside their evidence's other sentences.
+IN_CONTEXT = "+context"
 # The pass mark a model is fitted with before bench/fit_addressing.py chooses each
 # language's own (`pass_mark`): a part is answered by a claim whose probability reaches it.
 ANSWERED = 0.5
@@ -816,7 +820,7 @@ def addresses(
     answered part (min over parts). `elsewhere`: the sentences of the cited evidence that no
     claim rests on, against which each claim's share of the question is weighed."""
     asked = question if isinstance(question, Question) else analyse_question(question)
-    chosen = (fitted or model()).for_language(asked.language)
+    chosen = reader(asked.language, in_context=bool(elsewhere), fitted=fitted)
     answers = []
     for part in asked.parts:
         best, best_p = None, 0.0
@@ -848,10 +852,26 @@ def addresses(
     )
 
 
-def pass_mark(language: str, *, fitted: AddressingModel | None = None) -> float:
-    """The probability a claim needs to count as answering a part, in this language: the
-    fitted model's (bench/fit_addressing.py chooses it on the fit split)."""
-    return (fitted or model()).for_language(language).threshold
+def reader(
+    language: str, *, in_context: bool = False, fitted: AddressingModel | None = None
+) -> LanguageModel:
+    """The language's model of a claim read alone ("en"), or of one read beside other
+    sentences of its evidence ("en+context", where the file has one). Two models, because
+    the one that weighs a claim against its neighbours learns to trust a claim nothing
+    outdoes, which a claim with no neighbours has not earned."""
+    chosen = fitted or model()
+    if in_context and (beside := chosen.languages.get(f"{language}{IN_CONTEXT}")):
+        return beside
+    return chosen.for_language(language)
+
+
+def pass_mark(
+    language: str, *, in_context: bool = False, fitted: AddressingModel | None = None
+) -> float:
+    """The probability a claim needs to count as answering a part, in this language (read
+    alone or in context): the fitted model's (bench/fit_addressing.py chooses it on the fit
+    split)."""
+    return reader(language, in_context=in_context, fitted=fitted).threshold
 
 
 def relevance(
@@ -861,10 +881,22 @@ def relevance(
     calibrated probability that the span answers the part of the question it answers best,
     counted in full from the language's pass mark up. A span the engine holds as answering
     is fully relevant; below that, in proportion, so a paragraph on another subject scores
-    near 0."""
+    near 0. A span of several sentences is as relevant as its best sentence, each read
+    beside the span's others (as the gate reads a claim beside its paragraph)."""
     asked = question if isinstance(question, Question) else analyse_question(question)
-    chosen = (fitted or model()).for_language(asked.language)
-    best = max((chosen.probability(signals(asked, part, span)) for part in asked.parts), default=0)
+    sentences = split_sentences(span)
+    chosen = reader(asked.language, in_context=len(sentences) > 1, fitted=fitted)
+    readings: list[tuple[str, Sequence[str]]] = [(span, ())] if len(sentences) < 2 else [
+        (one, sentences[:i] + sentences[i + 1 :]) for i, one in enumerate(sentences)
+    ]  # fmt: skip
+    best = max(
+        (
+            chosen.probability(signals(asked, part, one, best_elsewhere(asked, part, rest)[0]))
+            for part in asked.parts
+            for one, rest in readings
+        ),
+        default=0,
+    )
     return min(1.0, best / chosen.threshold) if chosen.threshold > 0 else 1.0
 
 
@@ -935,6 +967,7 @@ __all__ = [
     "model",
     "model_from_json",
     "pass_mark",
+    "reader",
     "relevance",
     "signals",
     "supplied",

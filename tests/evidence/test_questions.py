@@ -12,6 +12,9 @@ from evidence.questions import (
     addresses,
     analyse_question,
     model,
+    pass_mark,
+    reader,
+    relevance,
     signals,
     supplied,
 )
@@ -237,9 +240,10 @@ def test_no_claims_address_nothing() -> None:
 def test_the_shipped_model_names_its_corpora_and_held_out_figures() -> None:
     fitted = model()
 
-    assert set(fitted.languages) == {"en", "ja"}
+    # Each language read alone and beside its evidence's other sentences.
+    assert set(fitted.languages) == {"en", "ja", "en+context", "ja+context"}
     assert fitted.provenance["corpora"]
-    for language in ("en", "ja"):
+    for language in fitted.languages:
         assert set(fitted.provenance["figures"][language]) >= {
             "matched_addressing",
             "mismatched_addressing",
@@ -317,3 +321,21 @@ def test_each_part_of_a_question_is_read_in_its_own_words() -> None:
     )
     assert result.mode == "partial"
     assert [p.answered for p in result.parts] == [True, False]
+
+
+def test_a_claim_read_alone_is_judged_by_the_model_fitted_alone() -> None:
+    """The model that weighs a claim against its neighbours trusts one nothing outdoes; a
+    claim with no neighbours is judged by the model fitted without them."""
+    beside = reader("en", in_context=True)
+    alone = reader("en")
+    assert beside is not alone
+    assert pass_mark("en") == alone.threshold
+    assert pass_mark("en", in_context=True) == beside.threshold
+    assert reader("ja", in_context=True) is model().languages["ja+context"]
+
+
+def test_a_paragraph_is_as_relevant_as_its_best_sentence_read_beside_the_others() -> None:
+    answering = "Remote work is allowed up to 3 days per week for each employee."
+    other = "Employees who work remotely must be reachable during core hours."
+    assert relevance(REMOTE_QUESTION, f"{other} {answering}") == pytest.approx(1.0)
+    assert relevance(HOTEL, f"{other} {answering}") < 0.5
