@@ -1,9 +1,11 @@
 """Does the answer address the question: the shipped model (evidence/addressing_model.json) on
 the held-out question/sentence pairs of each language, and the CPU it costs.
 
-Prints, per language, the share of matched and of mismatched pairs judged addressing
-(p >= 0.5; targets: matched >= 80%, mismatched <= 10%), then CPU ms per question analysis
-(target <= 3 ms) and per `addresses()` call, on cold caches.
+Prints, per language, the share of matched and of mismatched pairs judged addressing (p at
+the pass mark; targets: matched >= 80%, mismatched <= 10%), each claim read beside its
+paragraph's other sentences as an agent citing the paragraph gives it, and for comparison
+read alone; then CPU ms per question analysis (target <= 3 ms) and per `addresses()` call,
+on cold caches.
 
 The pairs are built as `bench/fit_addressing.py` builds them (the recipe of
 ../shared/corpora/README.md) and only the held-out paragraphs are read. Japanese: JSQuAD from
@@ -100,13 +102,19 @@ def main() -> None:
             judged = probability >= questions.pass_mark(language, in_context=in_context)
             share_matched = float(judged[matched].mean())
             share_mismatched = float(judged[~matched].mean())
-            met = _mark(share_matched >= TARGET_MATCHED)
-            held = _mark(share_mismatched <= TARGET_MISMATCHED)
+            if in_context:
+                met = f" (target >= {TARGET_MATCHED:.0%}: "
+                met += f"{_mark(share_matched >= TARGET_MATCHED)})"
+                held = f" (target <= {TARGET_MISMATCHED:.0%}: "
+                held += f"{_mark(share_mismatched <= TARGET_MISMATCHED)})"
+            else:
+                # No target: the targets are an answer citing its paragraph (the bench's
+                # recipe); this says what a one-sentence paragraph leaves the check to go on.
+                met, held = " (for comparison)", ""
             print(
                 f"{NAMES[language]}, {how}: matched {matched.sum()} judged addressing "
-                f"{share_matched:.1%} (target >= {TARGET_MATCHED:.0%}: {met}); mismatched "
-                f"{(~matched).sum()} judged addressing {share_mismatched:.1%} "
-                f"(target <= {TARGET_MISMATCHED:.0%}: {held})"
+                f"{share_matched:.1%}{met}; mismatched {(~matched).sum()} judged addressing "
+                f"{share_mismatched:.1%}{held}"
             )
         analysis, call = _cpu_ms(chosen)
         print(
