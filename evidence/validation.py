@@ -919,19 +919,17 @@ def _answer_json(reading: Reading | None, submitted: int) -> dict[str, Any] | No
 
 def _elsewhere(held: Sequence[Item]) -> list[str]:
     """The sentences of the cited paragraphs that no claim rests on (outside every cited
-    stretch and every aligned sentence): where the evidence may answer the question when
-    the answer does not. A citation aligned to nothing rests on its whole span."""
+    span and every aligned sentence): where the evidence may answer the question when the
+    answer does not. A citation aligned to nothing rests on its whole span."""
     rests: dict[int, list[tuple[int, int]]] = {}
     paragraphs: dict[int, Paragraph] = {}
     for item in held:
         if item.paragraph is None:
             continue
         paragraphs[item.paragraph.pk] = item.paragraph
-        start, end = item.cited.get("start"), item.cited.get("end")
-        if start is not None or end is not None:
-            region = (int(start or 0), int(end if end is not None else len(item.paragraph.text)))
-        else:
-            region = item.aligned or (0, len(item.paragraph.text))
+        # Only a whole paragraph is aligned (resolve_item), so its offsets are the paragraph's.
+        start = int(item.cited.get("start") or 0)
+        region = item.aligned or (start, start + len(item.span))
         rests.setdefault(item.paragraph.pk, []).append(region)
     return [
         paragraph.text[s:e]

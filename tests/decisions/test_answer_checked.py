@@ -314,3 +314,21 @@ def test_an_answer_beside_the_sentence_of_its_paragraph_that_answers_goes_to_a_p
     table = page[page.index('id="asked-given"') : page.index("</table>", page.index("asked-given"))]
     assert "the cited evidence says it here:" in table
     assert f'<q class="untrusted">{ALLOWED}</q>' in table
+
+
+def test_a_span_cited_by_its_offsets_leaves_the_rest_of_its_paragraph_as_the_evidence_around(
+    ingest: Callable[..., Any], submit: Callable[..., Any]
+) -> None:
+    ingest(f"# Remote work\n\n{REACHABLE} {ALLOWED}", title="Remote rules", key="rules")
+    both = Paragraph.objects.get(text=f"{REACHABLE} {ALLOWED}")
+    later = len(REACHABLE) + 1
+    first = cite(both, start=0, end=len(REACHABLE))
+    second = cite(both, start=later, end=later + len(ALLOWED))
+
+    beside = _report(submit([{"text": REACHABLE, "citations": [first]}], question=ASKED, key="a"))
+    answering = _report(submit([{"text": ALLOWED, "citations": [second]}], question=ASKED, key="b"))
+
+    assert beside.body["addressing"]["parts"][0]["answered_elsewhere"] == ALLOWED
+    assert beside.gate in ("required", "blocked")
+    assert answering.body["addressing"]["mode"] == "full"
+    assert answering.body["addressing"]["parts"][0]["answered_elsewhere"] is None
