@@ -193,6 +193,7 @@ _SUFFIXES = {
 
 
 @lru_cache(maxsize=65536)
+@lru_cache(maxsize=65536)
 def lemmas(word: str) -> frozenset[str]:
     """The WordNet base forms of `word` in any part of speech, the word itself included
     when WordNet lists it: "exceeding" -> {"exceed", "exceeding"}. Empty when unknown."""
