@@ -43,6 +43,7 @@ POLICY_RANGES: dict[str, tuple[float, float, bool]] = {
             "cohesion_tau",
             "risk_threshold",
             "periodic_review_rate",
+            "judge_confidence",
         ),
         (0.0, 1.0, False),
     ),
@@ -60,7 +61,7 @@ def _policy_list_schema(name: str, default: list[str]) -> dict[str, Any]:
     return {
         "type": "array",
         "items": {"type": "string", "enum": list(policy.LIST_FIELDS[name])},
-        "minItems": 1,
+        "minItems": 0 if name in policy.MAY_BE_EMPTY else 1,
         "uniqueItems": True,
         "nullable": True,
         "description": (

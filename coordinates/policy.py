@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 WEIGHT_FIELDS = ("w1", "w2", "w3", "w4")
+JUDGE_MOVES = ("verify", "refute")
 WEIGHT_TOLERANCE = 1e-6
 
 # The values of evidence.models.DocumentKind and DocumentStatus, written out because this
@@ -51,6 +52,12 @@ class PolicyValues:
     # (DESIGN section 5, "currency and authority"); evidence.currency.may_release reads them.
     release_kinds: tuple[str, ...] = ("policy", "contract", "report")
     release_statuses: tuple[str, ...] = ("approved",)
+    # What a plug-in judge (the LLM judge, the local NLI model: evidence.validation) may do to
+    # a claim the rules could not verify, on its own word: "verify" it, "refute" it. None by
+    # default: the zone decides whether a judge it has measured may release or refuse.
+    judge_moves: tuple[str, ...] = ()
+    # The judge's confidence a move needs.
+    judge_confidence: float = 0.90
 
     def __post_init__(self) -> None:
         # Stored policies come back from JSON with lists: hold them as tuples, so that the
@@ -72,7 +79,10 @@ class PolicyValues:
 LIST_FIELDS: dict[str, tuple[str, ...]] = {
     "release_kinds": DOCUMENT_KINDS,
     "release_statuses": DOCUMENT_STATUSES,
+    "judge_moves": JUDGE_MOVES,
 }
+# The list fields an empty list is a value of ("no move"), not a mistake.
+MAY_BE_EMPTY = frozenset({"judge_moves"})
 SYSTEM_DEFAULT = PolicyValues()
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(PolicyValues))
 NUMBER_FIELDS: tuple[str, ...] = tuple(name for name in FIELD_NAMES if name not in LIST_FIELDS)
@@ -80,7 +90,7 @@ _INT_FIELDS = frozenset({"required_evidence", "hops", "approvals_required", "rer
 _UNIT_FIELDS = frozenset(
     {
         "tau", "delta", "floor", "refusal_floor", "cohesion_tau", "risk_threshold",
-        "periodic_review_rate", *WEIGHT_FIELDS,
+        "periodic_review_rate", "judge_confidence", *WEIGHT_FIELDS,
     }
 )  # fmt: skip
 
@@ -109,7 +119,7 @@ def _list_problems(name: str, value: Any) -> list[str]:
     # A bare string is a sequence too, of letters: refused rather than read letter by letter.
     if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
         return [f"{name} must be a list of names from {', '.join(known)}"]
-    if not value:
+    if not value and name not in MAY_BE_EMPTY:
         return [f"{name} must name at least one of {', '.join(known)}"]
     problems = [
         f"{name}: unknown name {v!r} (known: {', '.join(known)})"

@@ -520,8 +520,9 @@ class ClaimVerdictIn(serializers.Serializer):
     note = serializers.CharField(
         required=False,
         allow_blank=True,
+        allow_null=True,  # read as "" (services._verdict_read)
         max_length=services.REASON_LIMIT,
-        help_text="what the reviewer saw, for the trail and the calibration",
+        help_text="what the reviewer saw, for the trail and the calibration (null: none)",
     )
 
 

@@ -51,11 +51,11 @@ from decisions.webhooks import (
     failed_message,
     rejected_message,
 )
-from evidence.judge import JudgeVerdict, judge_config
+from evidence.judge import JudgeVerdict
 from evidence.models import ValidationReport
 from evidence.passages import answer_claims
 from evidence.services import bundle_create
-from evidence.validation import evaluate_bundle, judge_bundle, read_cited
+from evidence.validation import evaluate_bundle, judge_bundle, plugged_judge, read_cited
 from maria.errors import ApplicationError, Conflict, Forbidden, NotFound, Unprocessable
 from maria.metrics import VALIDATION_SECONDS
 from trail import ledger
@@ -294,11 +294,11 @@ def decision_validate(*, decision_id: int, bundle_hash: str, others: int = 0) ->
         return decision
     policy = effective_policy(Coordinate.parse(decision.zone))
     judged = None
-    config = judge_config()
-    if config is not None:
-        # The judge is asked over the network before the transaction, so no row waits on
-        # it; its decision is then validated alone (the others have no verdict of it).
-        judged = judge_bundle(decision.bundle, config)
+    judge = plugged_judge()
+    if judge is not None:
+        # The judge (a network call, or a model) is asked before the transaction, so no row
+        # waits on it; its decision is then validated alone (the others have no verdict).
+        judged = judge_bundle(decision.bundle, judge)
         others = 0
     validated = _validate_together(decision, policy, others=others, wait=False, judged=judged)
     if validated is None:

@@ -5,7 +5,8 @@ approve requests" where the line manager approves them; 会社が負担 where th
 自己負担) overlaps the evidence word for word, so coverage cannot see it. The actor is read
 from the sentence's grammar, not from a list of known parties:
 
-- English: the agent of a passive ("requests must be approved by the line manager"), or the
+- English: the agent of a passive ("requests must be approved by the line manager") or of an
+  act named by its noun ("prior approval by the division head"), or the
   subject of a verb after a modal ("the line manager must approve"), or of a present-tense
   verb that takes an object ("the department head approves each report").
 - Japanese (SudachiPy morphemes): the noun compounded with a verbal noun (自己負担: 自己
@@ -52,6 +53,13 @@ _PASSIVE = re.compile(
     rf"({_PHRASE})(?=\s*(?:[,.;:)]|$)|\s+(?:in|on|at|before|after|within|for|and|or|if|when|"
     rf"who|which|that|unless|until|no|not|only|under|with|from|to|of)\b)"
 )
+# "... require prior approval by the division head": the act named by its noun
+_NOMINAL = re.compile(
+    rf"\b([a-z]+(?:al|ment|tion|sion|ance|ence))\s+by\s+{_DETERMINER}"
+    rf"({_PHRASE})(?=\s*(?:[,.;:)]|$)|\s+(?:in|on|at|before|after|within|for|and|or|if|when|"
+    rf"who|which|that|unless|until|no|not|only|under|with|from|to|of|is|are|was|were|must|"
+    rf"shall|may|will|should|can)\b)"
+)
 # "the line manager must approve ...", "employees may request ..."
 _MODAL = re.compile(
     rf"(?:^|[.!?,;:]\s*|\b(?:that|if|when|where|unless)\s+){_DETERMINER}({_PHRASE})\s+"
@@ -74,8 +82,9 @@ _NOT_ACTS = frozenset({"be", "have", "not", "also", "only", "always", "never", "
 def _english(text: str) -> list[Act]:
     folded = normalise(text).lower()
     acts: list[Act] = []
-    for verb, actor in ((m.group(1), m.group(2)) for m in _PASSIVE.finditer(folded)):
-        acts.append(_act(verb, actor))
+    for pattern in (_PASSIVE, _NOMINAL):
+        for verb, actor in ((m.group(1), m.group(2)) for m in pattern.finditer(folded)):
+            acts.append(_act(verb, actor))
     for pattern in (_MODAL, _PRESENT):
         for m in pattern.finditer(folded):
             actor, verb = m.group(1), m.group(2)

@@ -25,9 +25,11 @@ from evidence.text import (
     ABBREVIATIONS,  # the list split_sentences reads, so both split alike
     ENGLISH_STOP_WORDS,
     content_terms,
+    format_free,
     has_japanese,
     japanese_morphemes,
     normalise,
+    original_span,
 )
 
 
@@ -136,7 +138,17 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     is not a sentence. Each span is stripped as split_sentences strips its sentences
     (whitespace, then leading "-*•・ "); empty ones are dropped. Linear in len(text): no
     slice of the rest of the line per candidate end, as split_sentences makes.
+
+    Split as if `text` held no format (Cf) character, as split_sentences splits: the offsets
+    are into `text` itself, a format character inside a span kept in it.
     """
+    free, kept = format_free(text)
+    if free is text:
+        return _sentence_spans(text)
+    return [original_span(kept, s, e) for s, e in _sentence_spans(free)]
+
+
+def _sentence_spans(text: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     line_start = 0
     for brk in _LINE_BREAK.finditer(text):
@@ -408,14 +420,29 @@ def split_claims(answer: str) -> list[Claim]:
     abbreviations are never split. Offsets and markers as `Claim` documents them; a clause
     with no letter (kana and kanji count) once its edges are stripped - a lone "[1]." line,
     a stray "2." - gives no claim.
+
+    Read as if the answer held no format (Cf) character: a zero-width space (U+200B) after
+    a period does not glue two sentences, nor one inside "and" hide a clause break. Offsets
+    and `text` are the answer's own, a format character inside a claim kept in it.
     """
+    free, kept = format_free(answer)
+    if free is answer:
+        return _split_claims(answer)
+    claims = []
+    for claim in _split_claims(free):
+        start, end = original_span(kept, claim.start, claim.end)
+        claims.append(Claim(answer[start:end], start, end, claim.markers))
+    return claims
+
+
+def _split_claims(answer: str) -> list[Claim]:
     if not answer.strip():
         return []
     markers = [(m.start(), m.end(), _marker_numbers(m.group())) for m in _MARKER.finditer(answer)]
     marker_start_at_end = {end: start for start, end, _ in markers}
     claims: list[Claim] = []
     next_marker = 0
-    for s, e in sentence_spans(answer):
+    for s, e in _sentence_spans(answer):
         sentence = answer[s:e]
         split = _japanese_clauses if has_japanese(sentence) else _english_clauses
         for piece_start, piece_end in split(sentence):

@@ -161,7 +161,16 @@ def _one_way(one: str, other: str) -> tuple[str, str, tuple[str, ...]] | None:
         # sentences that say nearly the same thing. Another party acting counts on the
         # ordinary subject test: who pays is the whole point of the sentence.
         by_actor = any(r.startswith(("another actor", "roles swapped")) for r in verdict.reasons)
-        if verdict.reversal and (by_actor or _nearly_the_same(terms, _terms(best))):
+        # A swapped modal or quantifier ("must" for "may", "all" for "some") is another force
+        # or scope of the same statement: soft, below.
+        force_only = all(
+            a.lower() in _FORCE_EN and b.lower() in _FORCE_EN for a, b in verdict.reversal_words
+        )
+        if (
+            verdict.reversal
+            and not force_only
+            and (by_actor or _nearly_the_same(terms, _terms(best)))
+        ):
             pairs = verdict.reversal_words
             said = "; ".join(
                 why.say(why.ONE_SAYS, one=repr(a), other=repr(b)) for a, b in pairs[:2]

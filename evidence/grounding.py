@@ -2,12 +2,19 @@
 key terms must be covered, a condition the claim adds must be in the paragraph; opinions,
 hedges and meta-comments are held to no evidence.
 
+Each check ends in one of three verdicts (docs/math.md §6): `refuted` only when certain (a
+number the aligned span contradicts, an explicit reversal), `verified` only when supported
+by construction (every number, content word and scope word of the claim is in the aligned
+span, nothing added, nothing reversed), and `unverified` for the rest: most real paraphrase
+is neither, and the engine says so instead of guessing.
+
 The word lists it reads (antonym groups, negation cues, parties, bounds, conditions) live in
 `evidence.lexicon`; this module holds the patterns and indexes built from them and the check.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -16,8 +23,9 @@ from typing import Any, Literal
 import numpy as np
 
 from evidence import reasons as why
-from evidence import verifier
+from evidence import verifier, wordnet
 from evidence.actors import actor_conflicts
+from evidence.claims import align
 from evidence.lexicon import (
     _AGENT_MARKERS,
     _BOUND_KINDS,
@@ -36,7 +44,13 @@ from evidence.lexicon import (
     _PASSIVE,
     _RESTRICTIONS,
 )
-from evidence.numbers import Quantity, extract_numbers, numbers_match, same_quantity
+from evidence.numbers import (
+    NUMBER_WORDS,
+    Quantity,
+    extract_numbers,
+    numbers_match,
+    same_quantity,
+)
 from evidence.text import (
     Morpheme,
     content_terms,
@@ -49,6 +63,8 @@ from evidence.text import (
 )
 
 ClaimKind = Literal["factual", "opinion", "meta"]
+Verdict = Literal["verified", "unverified", "refuted"]
+VERDICTS: tuple[Verdict, ...] = ("verified", "unverified", "refuted")
 
 # Share of the claim's key terms the paragraph must contain. Tuned on the test corpus
 # (tests/evidence/corpus/): faithful paraphrases cover >= 0.67 of their terms, claims about
@@ -82,8 +98,12 @@ class Grounding:
     reversal_words: list[tuple[str, str]] = field(default_factory=list)
     similarity: float | None = None
     # The learned verifier's calibrated P(supported) (evidence.verifier); None when the claim
-    # is not factual. Reported beside the rules' verdict; it does not decide it yet.
+    # is not factual. It ranks the unverified claims; it decides no verdict.
     probability: float | None = None
+    # refuted (certain), verified (by construction) or unverified (the rest).
+    verdict: Verdict = "unverified"
+    # The claim's numbers the aligned span contradicts (not merely lacks): certain refutals.
+    contradicted_numbers: list[Quantity] = field(default_factory=list)
 
 
 # --- opinions, hedges and meta-comments -------------------------------------------------
@@ -279,6 +299,9 @@ class _Clause:
     agent: str | None
     bounds: tuple[tuple[str, str], ...]  # (number, bound word): "12", "at least"
     text: str  # as analysed (neutral phrases rewritten)
+    # The terms English negations bear on: the first content word after each ("not using
+    # the feature" -> use). None where that is not read (Japanese negates the word before).
+    negated: frozenset[str] | None = None
 
 
 _EN_CLAUSE_BREAK = r";|:|,?\s*\b(?:and|but|whereas|while|unless|except|provided that)\b"
@@ -347,7 +370,19 @@ def _clause(text: str) -> _Clause:
         # Only clauses with a bound word pay for the scans.
         bounds=_bounds(text) if "bound" in cue_words or "超" in text else (),
         text=text,
+        negated=_negated_terms(words) if not morphemes else None,
     )
+
+
+def _negated_terms(words: list[str]) -> frozenset[str]:
+    """The first content word after each English negation, as a term ("it's not for the
+    elderly" -> elder; "by not using the feature" -> use)."""
+    found: set[str] = set()
+    for at, word in enumerate(words):
+        if word in _EN_NEGATIONS or word.endswith("n't"):
+            following = (content_terms(w) for w in words[at + 1 : at + 6] if len(w) > 1)
+            found.update(next((t for t in following if t), ()))
+    return frozenset(found)
 
 
 def _sides(
@@ -445,12 +480,7 @@ def rule_verdict(claim: str, paragraph: str, *, similarity: float | None = None)
     """The rules alone: numbers found, no reversal, key terms covered, no added condition."""
     kind, statement = classify_claim(claim)
     if kind == "meta":
-        return Grounding(
-            True,
-            [why.META],
-            kind,
-            similarity=similarity,
-        )
+        return Grounding(True, [why.META], kind, similarity=similarity, verdict="verified")
     paragraph_numbers, paragraph_terms, paragraph_clauses = _paragraph(paragraph)
     claim_numbers = extract_numbers(statement)
     numbers_ok, missing = numbers_match(claim_numbers, paragraph_numbers)
@@ -458,20 +488,41 @@ def rule_verdict(claim: str, paragraph: str, *, similarity: float | None = None)
     if kind == "opinion":
         # A hedge or opinion needs no evidence, but a number it states still must be right.
         reasons.insert(0, why.OPINION)
-        return Grounding(numbers_ok, reasons, kind, numbers_ok, missing, similarity=similarity)
+        contradicted = _contradicted(statement, paragraph, missing)
+        return Grounding(
+            numbers_ok,
+            reasons,
+            kind,
+            numbers_ok,
+            missing,
+            similarity=similarity,
+            verdict="refuted" if contradicted else "verified" if numbers_ok else "unverified",
+            contradicted_numbers=[claimed for claimed, _ in contradicted],
+        )
 
     # Who does what, read from each sentence's grammar (evidence.actors); the party-list
     # check below is asked only when that finds no other actor.
     reversals: list[tuple[str, str, str]] = _actor_reversals(statement, paragraph)
     claim_terms: set[str] = set()
     claim_clauses = [_clause(text) for text in _clauses(statement)]
+    # A reversal against a clause that shares little of the claim's words withholds support
+    # but refutes nothing: in a long transcript the closest clause with a "not" in it is
+    # often about something else (bench/bench_released.py: blocked precision on meeting
+    # transcripts rose from 0.47 with every reversal refuting).
+    loose: list[tuple[str, str, str]] = []
     for clause in claim_clauses:
         claim_terms |= clause.terms
         best = _best_match(clause, paragraph_clauses)
         if best is not None:
-            reversals.extend(_reversals(clause, best))
-            if not best.parties and not reversals:
-                reversals.extend(_role_conflict(clause, paragraph_clauses))
+            found = _reversals(clause, best)
+            if not best.parties and not reversals and not found:
+                found = _role_conflict(clause, paragraph_clauses)
+            aligned = _alignment(clause, best) >= REVERSAL_ALIGNMENT
+            (reversals if aligned else loose).extend(found)
+    if not reversals and (swap := _antonym_swap(statement, paragraph)) is not None:
+        reversals.append((*swap, _reversal_reason(*swap)))
+    refuting = bool(reversals)
+    reversals += loose
     reversal_words = [(c, p) for c, p, _ in reversals]
     reasons.extend(reason for _, _, reason in reversals)
 
@@ -494,6 +545,23 @@ def rule_verdict(claim: str, paragraph: str, *, similarity: float | None = None)
     supported = numbers_ok and not reversal_words and coverage >= threshold and not condition
     if supported:
         reasons.append(why.say(why.SUPPORTED, coverage=f"{coverage:.0%}"))
+    # Another number refutes the claim only where the span speaks of the same thing: "25 days
+    # of annual leave" against "3 days per week" of remote work is a claim it never makes.
+    contradicted = _contradicted(statement, paragraph, missing) if coverage >= threshold else []
+    reasons.extend(
+        why.say(why.NUMBER_CONTRADICTED, number=claimed, says=", ".join(map(str, stated)))
+        for claimed, stated in contradicted
+    )
+    verdict: Verdict
+    if refuting or contradicted:
+        verdict = "refuted"
+    elif supported and not (lacking := _lacking(statement, paragraph, claim_numbers)):
+        verdict = "verified"
+        reasons.append(why.VERIFIED)
+    else:
+        verdict = "unverified"
+        if supported:
+            reasons.append(why.say(why.NOT_VERIFIED, missing=", ".join(lacking[:6])))
     return Grounding(
         supported,
         reasons,
@@ -504,7 +572,171 @@ def rule_verdict(claim: str, paragraph: str, *, similarity: float | None = None)
         bool(reversal_words),
         reversal_words,
         similarity,
+        verdict=verdict,
+        contradicted_numbers=[claimed for claimed, _ in contradicted],
     )
+
+
+# A swapped antonym refutes only where the rest of the sentence matches: an aligned span
+# holding at least this share of the claim's terms (bench/bench_antonyms.py: on SummEdits,
+# 5.1% of antonym edits caught against 0.7% of consistent summaries flagged, where without
+# the condition 3.3% of consistent ones were).
+SWAP_ALIGNMENT = 0.5
+
+
+def _antonym_swap(statement: str, paragraph: str) -> tuple[str, str] | None:
+    """(the claim's word, the span's) where the claim puts a word's opposite in place of the
+    span's own (evidence.wordnet: WordNet's direct antonyms and the domain table): "over"
+    for "under", "all" for "some", 会社負担 for 自己負担. Both words must be swapped: the
+    claim lacks the span's word and the span lacks the claim's."""
+    found = align(statement, [paragraph])
+    if not found or found[0].score < SWAP_ALIGNMENT:
+        return None
+    claim, span = normalise(statement), normalise(found[0].text)
+    if _scope(claim)[1] % 2 != _scope(span)[1] % 2:
+        return None  # an antonym under a negation says the same: "not required" = "optional"
+    claim_grams, span_grams = _grams(claim), _grams(span)
+    span_forms = span_grams | {form for gram in span_grams for form in wordnet.lemmas(gram)}
+    for gram in claim_grams - span_grams:
+        for opposite in sorted(wordnet.antonyms(gram) & span_forms):
+            if opposite not in claim_grams and not wordnet.lemmas(opposite) & claim_grams:
+                return gram, opposite
+    for word in _JAPANESE_OPPOSITES:
+        if word in claim and word not in span:
+            for opposite in sorted(wordnet.antonyms(word)):
+                if opposite in span and opposite not in claim:
+                    return word, opposite
+    return None
+
+
+def _grams(text: str) -> frozenset[str]:
+    """The English words of a text and its two-word phrases ("at least", "entitled to")."""
+    words = _EN_WORD.findall(text)
+    return frozenset(words) | frozenset(f"{a} {b}" for a, b in itertools.pairwise(words))
+
+
+_JAPANESE_OPPOSITES = tuple(
+    sorted((w for w in wordnet.table_words() if not w.isascii()), key=len, reverse=True)
+)
+
+
+def _aligned(statement: str, paragraph: str) -> list[str]:
+    """The paragraph's spans that best match the claim, best first (evidence.claims.align)."""
+    return [a.text for a in align(statement, [paragraph])]
+
+
+def _contradicted(
+    statement: str, paragraph: str, missing: list[Quantity]
+) -> list[tuple[Quantity, list[Quantity]]]:
+    """(claim quantity, what the aligned span states instead) for each quantity of the claim
+    that the span contradicts: it states quantities of the same kind and unit, and every one
+    of them excludes the claim's. A number the span merely lacks is no refutal."""
+    if not missing:
+        return []
+    spans = _aligned(statement, paragraph)
+    if not spans:
+        return []
+    stated = extract_numbers(spans[0])
+    found = []
+    for quantity in missing:
+        if (alike := contradicting(quantity, stated)) is not None:
+            found.append((quantity, alike))
+    return found
+
+
+def contradicting(claimed: Quantity, stated: list[Quantity]) -> list[Quantity] | None:
+    """The span's quantities of the claimed one's kind and unit, when there are some and
+    none of them is the claimed value; None otherwise. A bare number with no unit is
+    compared with nothing: "3" against "5" may count different things."""
+    if claimed.kind == "plain" and claimed.unit is None:
+        return None
+    alike = [
+        q
+        for q in stated
+        if q.kind == claimed.kind and (q.unit == claimed.unit or claimed.kind == "date")
+    ]
+    if not alike or any(same_quantity(claimed, q) for q in alike):
+        return None
+    return alike
+
+
+# Words that set a claim's scope, force or polarity: stop words to the key-term coverage, but
+# a claim that adds one ("all", "only", "must", "never") says more than the span, so it is
+# not verified by construction (whether it is refuted is the reversal checks' business).
+_SCOPE_WORDS = frozenset((
+    "all", "every", "each", "any", "some", "no", "none", "not", "never", "nothing", "nobody",
+    "only", "solely", "always", "must", "may", "might", "can", "cannot", "could", "should",
+    "shall", "will", "would", "more", "most", "less", "least", "fewer", "few", "many",
+    "several", "both", "either", "neither", "over", "under", "above", "below", "before",
+    "after", "until", "without", "except", "nearly", "almost", "about", "around",
+    "approximately", "roughly", "exceeding", "within",
+))  # fmt: skip
+_SCOPE_WORDS_JA = (
+    "のみ",
+    "だけ",
+    "しか",
+    "全て",
+    "すべて",
+    "全部",
+    "一部",
+    "必ず",
+    "常に",
+    "約",
+    "以上",
+    "以下",
+    "未満",
+    "超",
+    "ほぼ",
+    "最大",
+    "最低",
+    "少なくとも",
+    "まで",
+    "以内",
+    "前",
+    "後",
+)
+
+
+def _scope(text: str) -> tuple[frozenset[str], int]:
+    """The scope words a text uses, and how many negations it holds."""
+    folded = normalise(text)
+    words = set(_EN_WORD.findall(folded))
+    negations = sum(1 for w in words if w.endswith("n't") or w in _EN_NEGATIONS)
+    if any(w.endswith("n't") for w in words):
+        words.add("not")
+    found = frozenset(words & _SCOPE_WORDS) | frozenset(w for w in _SCOPE_WORDS_JA if w in folded)
+    negations += sum(1 for m in span_morphemes(folded) if _is_japanese_negation(m))
+    return found, negations
+
+
+# Number words are checked as numbers ("five hundred dollars" is $500), never as words.
+_NUMBER_WORD_TERMS = frozenset(english_stem(w) for w in NUMBER_WORDS)
+
+
+def _lacking(statement: str, paragraph: str, claim_numbers: list[Quantity]) -> list[str]:
+    """What the best aligned span lacks of the claim: its words, numbers and scope words
+    ([] when some span holds them all, with the same polarity). The claim is verified only
+    then: nothing it says is missing or added."""
+    terms = set(content_terms(statement)) - set(
+        content_terms(" ".join(q.surface for q in claim_numbers))
+    )
+    key_terms = {t for t in terms if not t[0].isdigit()} - _NUMBER_WORD_TERMS
+    scope, negations = _scope(statement)
+    best: list[str] | None = None
+    for span in _aligned(statement, paragraph):
+        span_terms = frozenset(content_terms(span))
+        _, absent_numbers = numbers_match(claim_numbers, extract_numbers(span))
+        span_scope, span_negations = _scope(span)
+        lacking = _surface_words(key_terms - span_terms, statement, [])
+        lacking += [str(q) for q in absent_numbers]
+        lacking += sorted(scope - span_scope)
+        if negations % 2 != span_negations % 2 and "not" not in lacking:
+            lacking.append(why.say(why.POLARITY_DIFFERS))
+        if not lacking:
+            return []
+        if best is None or len(lacking) < len(best):
+            best = lacking
+    return best if best is not None else [why.NO_ALIGNED_SPAN]
 
 
 # The restriction and condition words (evidence.lexicon says what each kind must meet).
@@ -556,6 +788,16 @@ def _readable(word: str, limit: int = 40) -> str:
     return word if len(word) <= limit else word[: limit - 1] + "…"
 
 
+# The share of a claim clause's terms its closest clause must hold for a reversal between
+# them to refute the claim (as SWAP_ALIGNMENT for a swapped antonym).
+REVERSAL_ALIGNMENT = 0.5
+
+
+def _alignment(claim: _Clause, clause: _Clause) -> float:
+    """The share of the claim clause's terms the other clause holds (1 with no terms)."""
+    return len(claim.terms & clause.terms) / len(claim.terms) if claim.terms else 1.0
+
+
 def _best_match(claim: _Clause, clauses: tuple[_Clause, ...]) -> _Clause | None:
     best, best_overlap = None, 0
     for clause in clauses:
@@ -586,7 +828,7 @@ def _reversals(claim: _Clause, para: _Clause) -> list[tuple[str, str, str]]:
     if disagree and not (compensated and claim_neg % 2 != para_neg % 2):
         group, c_says, p_says = disagree[0]
         found.append((c_says, p_says, _reversal_reason(c_says, p_says, group)))
-    if not shared and claim_neg % 2 != para_neg % 2:
+    if not shared and claim_neg % 2 != para_neg % 2 and _negation_bears(claim, para):
         c_says, p_says = _negation_words(claim), _negation_words(para)
         found.append((c_says, p_says, _reversal_reason(c_says, p_says)))
     if claim.agent and para.agent and claim.agent != para.agent:
@@ -697,6 +939,17 @@ def _phrase(word: str, negations: int) -> str:
     return f"not {word}" if negations % 2 else word
 
 
+def _negation_bears(claim: _Clause, para: _Clause) -> bool:
+    """Whether the one negation between the clauses bears on what both say: the word it
+    negates is in the other clause. "Too expensive because of the voice recognition
+    feature" against "by not using the voice recognition feature" negates a use the claim
+    never states: no reversal, and no support either (the rule's coverage decides that)."""
+    negated, other = (claim, para) if claim.negations else (para, claim)
+    if negated.negated is None or not negated.negations:
+        return True  # Japanese, or a negation by prefix only: as before, the clause decides
+    return bool(negated.negated & other.terms)
+
+
 def _negation_words(clause: _Clause) -> str:
     return " ".join(clause.negations) if clause.negations else "no negation"
 
@@ -727,7 +980,9 @@ def claims_without_numbers_share(claims: list[str]) -> float:
 
 __all__ = [
     "COVERAGE_MIN",
+    "VERDICTS",
     "Grounding",
+    "Verdict",
     "check_claim",
     "claims_without_numbers_share",
     "classify_claim",

@@ -63,7 +63,8 @@ SYSTEM_PROMPT = (
 class JudgeVerdict:
     """What the judge said about one claim.
 
-    ``supported`` is None (and ``error`` says why) when the judge could not answer.
+    ``supported`` is None (and ``error`` says why) when the judge could not answer;
+    ``refutes`` is set only by a judge that tells a contradiction from no support.
     ``model`` is the model that answered (as the API names it), or the one asked.
     """
 
@@ -72,6 +73,9 @@ class JudgeVerdict:
     reason: str
     model: str
     error: str | None = None
+    # The judge says the evidence contradicts the claim (an NLI head's contradiction), not
+    # only that it does not support it: what may refute a claim where the zone allows.
+    refutes: bool = False
 
     @property
     def answered(self) -> bool:
@@ -85,6 +89,7 @@ class JudgeVerdict:
             "reason": self.reason,
             "model": self.model,
             "error": self.error,
+            "refutes": self.refutes,
         }
 
 

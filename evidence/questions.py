@@ -42,7 +42,17 @@ from evidence.verifier import (
 from evidence.verifier import model_from_json as verifier_model_from_json
 
 AskedKind = Literal[
-    "person", "number", "amount", "date", "period", "place", "reason", "choice", "yes_no", "open"
+    "person",
+    "number",
+    "amount",
+    "date",
+    "period",
+    "place",
+    "reason",
+    "choice",
+    "yes_no",
+    "open",
+    "summary",
 ]
 Mode = Literal["full", "partial", "off_topic"]
 
@@ -312,6 +322,36 @@ _EN_ASKING = re.compile(
 )
 
 
+# A request for what the cited source says as a whole ("Summarise the article", "What does
+# the document say?", "要約してください"): it names no one thing, so any claim grounded in the
+# cited source answers it, and every cited span is relevant to it. Only the source as a
+# whole: "tell me about the refund policy" asks about one subject and stays an open part, as
+# does "what does the policy cover?" (its scope).
+_SOURCE_NOUNS = (
+    r"(?:document|article|text|report|paper|passage|memo|transcript|meeting"
+    r"|conversation|dialogue|discussion|email|e-mail|story|source|post|thread|call|episode)s?"
+)
+_EN_SUMMARY = re.compile(
+    r"^(?:please\s+|can you\s+|could you\s+)?(?:summari[sz]e|sum up|recap|outline"
+    r"|give (?:me |us )?(?:a |an |the )?(?:short |brief |quick )?"
+    r"(?:summary|overview|gist|synopsis|recap|tl;?dr))\b"
+    r"|^(?:tl;?dr|summary|overview)\b"
+    r"|\bwhat (?:does|do|did) (?:the|this|these|that) "
+    + _SOURCE_NOUNS
+    + r" (?:say|said|state|report|tell us|discuss|describe)\b"
+    r"|\bwhat (?:is|was|are|were) (?:the|this|these|that) " + _SOURCE_NOUNS + r" about\b"
+    r"|\bwhat (?:was|were) (?:said|discussed|decided)\b"
+    r"|\b(?:the )?main (?:points|findings|ideas|takeaways)\b"
+)
+_JA_SUMMARY = re.compile(r"要約|要点|概要|まとめ(?:て|る|を)|何[がと]書(?:かれ|いて)|何が話され")
+
+
+def asks_summary(text: str) -> bool:
+    """Whether the question asks what its source says as a whole (see _EN_SUMMARY)."""
+    folded = unicodedata.normalize("NFKC", text).strip().lower()
+    return bool(_JA_SUMMARY.search(folded) if has_japanese(folded) else _EN_SUMMARY.search(folded))
+
+
 def _language(text: str) -> str:
     return "ja" if has_japanese(text) else "en"
 
@@ -320,8 +360,13 @@ def _language(text: str) -> str:
 def analyse_question(text: str) -> Question:
     """The question's parts, each with the kind it asks for and the words that name it."""
     language = _language(text)
-    pieces = _split_parts(text, language)
     terms = frozenset(t for t in content_terms(text) if not _asking(t))
+    if asks_summary(text):
+        summary = Part(
+            text=unicodedata.normalize("NFKC", text).strip(), kind="summary", terms=terms
+        )
+        return Question(text, language, (summary,), terms, _asked_grams(text, language))
+    pieces = _split_parts(text, language)
     parts = []
     for piece in pieces:
         kind, unit, counted = (_ja_kind if language == "ja" else _en_kind)(piece)
@@ -823,6 +868,13 @@ def addresses(
     chosen = reader(asked.language, in_context=bool(elsewhere), fitted=fitted)
     answers = []
     for part in asked.parts:
+        if part.kind == "summary":
+            # Any claim answers a request for the source as a whole; that it is grounded in
+            # the source is the claim check's to say, not the question check's.
+            answers.append(
+                PartAnswer(part, bool(claims), 0 if claims else None, float(bool(claims)))
+            )
+            continue
         best, best_p = None, 0.0
         rival, sentence = best_elsewhere(asked, part, elsewhere)
         outdone = True  # by the sentence elsewhere, for every claim
@@ -884,6 +936,8 @@ def relevance(
     near 0. A span of several sentences is as relevant as its best sentence, each read
     beside the span's others (as the gate reads a claim beside its paragraph)."""
     asked = question if isinstance(question, Question) else analyse_question(question)
+    if any(part.kind == "summary" for part in asked.parts):
+        return 1.0  # every part of the source is what a summary is asked of
     sentences = split_sentences(span)
     chosen = reader(asked.language, in_context=len(sentences) > 1, fitted=fitted)
     readings: list[tuple[str, Sequence[str]]] = [(span, ())] if len(sentences) < 2 else [
@@ -961,6 +1015,7 @@ __all__ = [
     "Supplied",
     "addresses",
     "analyse_question",
+    "asks_summary",
     "best_elsewhere",
     "describe_claim",
     "describe_part",

@@ -54,6 +54,28 @@ NUMBER_MISSING = gettext_noop(
 NUMBER_NONE = gettext_noop(
     "number %(number)s not found in the cited paragraph (it states no number)"
 )
+NUMBER_CONTRADICTED = gettext_noop("number %(number)s contradicted: the cited text says %(says)s")
+VERIFIED = gettext_noop(
+    "verified: every number and word of the claim is in the cited text, nothing added"
+)
+NOT_VERIFIED = gettext_noop(
+    "not verified: the cited text's closest sentence does not say %(missing)s; a person decides"
+)
+JUDGE_VERIFIED = gettext_noop(
+    "verified by the judge %(model)s (confidence %(confidence)s), as this zone allows"
+)
+JUDGE_REFUTED = gettext_noop(
+    "refuted by the judge %(model)s (confidence %(confidence)s), as this zone allows"
+)
+POLARITY_DIFFERS = gettext_noop("the same words with another polarity (a negation)")
+NO_ALIGNED_SPAN = gettext_noop("no sentence of the cited text shares the claim's words")
+
+# --- the text itself (evidence.text.format_characters) ---
+# `characters`: evidence.text.name_format_characters, "ZERO WIDTH SPACE at 14, SOFT HYPHEN at 20".
+HIDDEN_CHARACTERS = gettext_noop(
+    "the text holds invisible characters that change how it reads (%(characters)s); they "
+    "were removed for the check"
+)
 
 # --- a claim's citations and its bundle (evidence.validation) ---
 UNRESOLVED = gettext_noop("unresolved")
@@ -95,6 +117,11 @@ NO_CITATION = gettext_noop("no citation: an unsupported claim")
 CITATIONS_DISAGREE = gettext_noop("cited paragraphs on the same subject disagree about this claim")
 
 # --- the answer the user reads and the question it answers (evidence.answers, .questions) ---
+CLAIM_REFUTED = gettext_noop("refuted: the cited evidence says otherwise: %(claim)s")
+CLAIM_UNVERIFIED = gettext_noop(
+    "not verified: the cited evidence does not say this in so many words, a person decides: "
+    "%(claim)s"
+)
 ANSWER_UNSUPPORTED = gettext_noop("the answer says %(said)s; no cited evidence says so")
 ANSWER_NEEDS_MORE = gettext_noop(
     "a sentence of the answer no claim states needs %(needed)s of its key terms in a cited "
@@ -125,6 +152,7 @@ ASKED_KINDS = {
     "choice": gettext_noop("a choice among options"),
     "yes_no": gettext_noop("a yes or no"),
     "open": gettext_noop("a description"),
+    "summary": gettext_noop("a summary of the source"),
 }
 PHRASES = (
     *ASKED_KINDS.values(),

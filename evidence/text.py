@@ -109,9 +109,95 @@ def _stemmer() -> Stemmer.Stemmer:
     return _local.stemmer
 
 
+# Every character of Unicode category Cf (format) in Python's Unicode 14 tables: the soft
+# hyphen, Arabic number signs, zero-width space / non-joiner / joiner, LRM / RLM, the bidi
+# embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069), the word joiner and
+# invisible operators, the BOM, interlinear annotation marks, tags. None is drawn, so "not"
+# with a zero-width space inside reads "not" to a person and "n", "ot" to a tokenizer.
+# Written out rather than built from unicodedata at import (90 ms);
+# tests/evidence/test_text.py checks it against unicodedata.
+_FORMAT_CLASS = (
+    "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U00013438\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
+    "\U000e0020-\U000e007f"
+)
+_FORMAT = re.compile(f"[{_FORMAT_CLASS}]")
+
+
+# Characters str.isprintable() refuses that are common in text and are no format character.
+_UNPRINTABLE_SPACES = ("\n", "\t", "\r", "\u3000", "\u00a0")
+
+
+def _may_hold_format(text: str) -> bool:
+    # normalise is on every check's path, and a regex scan of non-ASCII text costs ~14 ns a
+    # character (100 us for 1,000 words with one curly quote). ASCII holds no format
+    # character (the first is U+00AD); str.isprintable() is False for every one of them and
+    # scans at ~2 ns a character, so only text that fails it, once its line breaks, tabs and
+    # wide spaces are set aside, is scanned.
+    if text.isascii() or text.isprintable():
+        return False
+    for space in _UNPRINTABLE_SPACES:
+        text = text.replace(space, " ")
+    return not text.isprintable()
+
+
+def without_format(text: str) -> str:
+    """The text without its format (Cf) characters, nothing else changed."""
+    return _FORMAT.sub("", text) if _may_hold_format(text) else text
+
+
+def check_form(text: str) -> str:
+    """The form every check reads: format (Cf) characters removed, then NFKC."""
+    return unicodedata.normalize("NFKC", without_format(text))
+
+
+def format_characters(text: str) -> list[tuple[int, str, str]]:
+    """(offset in `text`, character, Unicode name) of each format (Cf) character, in order:
+    what a reason names ("ZERO WIDTH SPACE at 14")."""
+    if not _may_hold_format(text):
+        return []
+    return [(m.start(), m.group(), character_name(m.group())) for m in _FORMAT.finditer(text)]
+
+
+def name_format_characters(text: str) -> str:
+    """The format characters of `text` as a reason names them (evidence.reasons
+    HIDDEN_CHARACTERS): "ZERO WIDTH SPACE at 14, SOFT HYPHEN at 20"; "" when there are none."""
+    return ", ".join(f"{name} at {offset}" for offset, _, name in format_characters(text))
+
+
+def character_name(char: str) -> str:
+    """The Unicode name of one character, or its code point when it has none."""
+    return unicodedata.name(char, f"U+{ord(char):04X}")
+
+
+def format_free(text: str) -> tuple[str, list[int]]:
+    """(`without_format(text)`, where each of its characters stands in `text` plus a last
+    entry len(text)); when the text holds no format character, (`text` itself, []).
+    Offsets found in the first map back to `text` through `original_span`."""
+    if not _may_hold_format(text) or _FORMAT.search(text) is None:
+        return text, []
+    kept = [i for i, c in enumerate(text) if _FORMAT.match(c) is None]
+    kept.append(len(text))
+    return "".join(text[i] for i in kept[:-1]), kept
+
+
+def original_span(kept: list[int], start: int, end: int) -> tuple[int, int]:
+    """The span of the original text that [start, end) of its `format_free` form came from:
+    from its first kept character to just after its last, so format characters inside the
+    span stay in it and those at its edges do not. With no `kept` (nothing was removed),
+    the span itself."""
+    if not kept:
+        return start, end
+    if end <= start:
+        return kept[start], kept[start]
+    return kept[start], kept[end - 1] + 1
+
+
 def normalise(text: str) -> str:
-    """NFKC-fold (full-width digits and letters, half-width kana) and lower-case."""
-    return unicodedata.normalize("NFKC", text).lower()
+    """`check_form` (format characters removed, NFKC-folded: full-width digits and letters,
+    half-width kana) and lower-cased."""
+    return check_form(text).lower()
 
 
 def has_japanese(text: str) -> bool:
@@ -270,7 +356,27 @@ _SENTENCE_END = re.compile(r"([。！？｡]|[.!?]+)([)\]\"'”’」』）】]*
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences of an answer: ends at 。！？ or . ! ? before a space; lines end sentences too."""
+    """Sentences of an answer: ends at 。！？ or . ! ? before a space; lines end sentences too.
+
+    Split as if the text held no format (Cf) character, so "approved." with a zero-width
+    space (U+200B) before " Next" is two sentences; each is returned as written, format
+    characters inside it kept (a page shows them, and a caller may look the sentence up in
+    the text)."""
+    free, kept = format_free(text)
+    if free is text:
+        return _split_sentences(text)
+    sentences = []
+    cursor = 0
+    for sentence in _split_sentences(free):
+        # A sentence is a stripped slice of `free`, after the one before it.
+        start = free.find(sentence, cursor)
+        cursor = start + len(sentence)
+        lo, hi = original_span(kept, start, cursor)
+        sentences.append(text[lo:hi])
+    return sentences
+
+
+def _split_sentences(text: str) -> list[str]:
     sentences: list[str] = []
     for line in text.splitlines():
         start = 0

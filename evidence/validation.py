@@ -7,9 +7,11 @@ The submitter's own confidence figures are recorded beside ours and never used.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Any, Protocol
 
 import numpy as np
@@ -19,13 +21,19 @@ from django.utils import timezone
 from coordinates.coordinate import Coordinate, CoordinateError
 from coordinates.policy import FIELD_NAMES, PolicyValues
 from coordinates.selectors import EffectivePolicy
-from evidence import calibration, questions, scoring, verifier
+from evidence import calibration, nli, questions, scoring, verifier
 from evidence import reasons as why
 from evidence.answers import SAYS_COVERAGE, Reading, read_answer, unmarked
 from evidence.claims import align, sentence_spans
 from evidence.currency import check_current, current_of, current_reason, release_reason
-from evidence.grounding import check_claim, claims_without_numbers_share, classify_claim, cosine
-from evidence.judge import JudgeConfig, JudgeVerdict, judge_claim
+from evidence.grounding import (
+    Verdict,
+    check_claim,
+    claims_without_numbers_share,
+    classify_claim,
+    cosine,
+)
+from evidence.judge import JudgeConfig, JudgeVerdict, judge_claim, judge_config
 from evidence.knowledge import open_conflicts
 from evidence.models import (
     DocumentVersion,
@@ -40,6 +48,8 @@ from evidence.retrieval import PlacedDocument, overrides
 from evidence.services import embedder
 from evidence.text import content_terms
 from trail.chain import canonical_json
+
+logger = logging.getLogger(__name__)
 
 # Least to most strict, as gates.grading.GATES (the gates app is above this one).
 GATE_ORDER = ("auto", "flagged", "required", "blocked")
@@ -63,6 +73,8 @@ class Item:
     authority: float = 0.0
     relevance: float = 0.0
     supported: bool = False
+    # evidence.grounding's three verdicts; a citation of nothing that exists is refuted.
+    verdict: Verdict = "unverified"
     reasons: list[str] = field(default_factory=list)
     vetoed_by: str | None = None  # "numbers" or "reversal" when the paragraph contradicts
     probability: float | None = None  # the learned verifier's global P(supported)
@@ -113,6 +125,7 @@ def resolve_item(item: Item, zone: str, versions: Versions, paragraphs: CitedPar
         # A document of no level of the zone's lineage (another zone's, a sibling subtree's)
         # reads as one that does not exist: the report (which the zone's reviewers and
         # auditors read) must not say that it exists, nor whose it is.
+        item.verdict = "refuted"  # it cites what does not exist
         item.problem = (
             why.say(why.NOT_IN_ZONE, document=document, zone=zone)
             if wanted is None
@@ -145,6 +158,7 @@ def resolve_item(item: Item, zone: str, versions: Versions, paragraphs: CitedPar
     number = int(cited["paragraph"])
     paragraph = paragraphs.get((version.pk, number))
     if paragraph is None:
+        item.verdict = "refuted"  # it cites what does not exist
         item.problem = why.say(
             why.NO_PARAGRAPH,
             document=document,
@@ -159,6 +173,7 @@ def resolve_item(item: Item, zone: str, versions: Versions, paragraphs: CitedPar
         start = 0 if start is None else int(start)
         end = length if end is None else int(end)
         if not 0 <= start < end <= length:
+            item.verdict = "refuted"  # it cites what does not exist
             item.problem = why.say(
                 why.OFFSETS_OUTSIDE, start=start, end=end, paragraph=number, length=length
             )
@@ -298,6 +313,7 @@ def _judge(item: Item, statement: str, similarity: float, now: datetime) -> None
     )
     item.authority = scoring.authority(version.kind, version.status)
     item.supported = verdict.supported
+    item.verdict = verdict.verdict
     item.probability = verdict.probability
     if "start" not in item.cited and "end" not in item.cited:
         # A whole paragraph cited: the reviewer sees the sentence(s) that bear on the claim.
@@ -512,10 +528,36 @@ def _the_grader() -> Grader:
     return _grader
 
 
-def judge_bundle(bundle: EvidenceBundle, config: JudgeConfig) -> dict[int, JudgeVerdict]:
-    """Ask the LLM judge about each factual claim against the paragraphs it cites. Calls the
-    network: run it outside any transaction. A judge that cannot answer gives a verdict
-    with its error, never an exception."""
+Judge = Callable[[str, str], JudgeVerdict]  # (claim, evidence) -> the judge's verdict
+
+
+def plugged_judge() -> Judge | None:
+    """The plug-in judge the settings name, if any: the local NLI model (MARIA_NLI_MODEL,
+    evidence.nli) when set, else the LLM judge (MARIA_JUDGE_URL). A model directory that
+    cannot serve is logged and skipped: the answers are still checked by the rules."""
+    try:
+        local = nli.nli_judge()
+    except nli.NliModelError:
+        logger.exception("MARIA_NLI_MODEL cannot serve as a judge; validating without it")
+        local = None
+    if local is not None:
+        return local.judge
+    config = judge_config()
+    if config is None:
+        return None
+    return partial(_ask_llm, config=config)
+
+
+def _ask_llm(claim: str, evidence: str, *, config: JudgeConfig) -> JudgeVerdict:
+    return judge_claim(claim, evidence, config=config)
+
+
+def judge_bundle(bundle: EvidenceBundle, ask: Judge | JudgeConfig) -> dict[int, JudgeVerdict]:
+    """Ask the judge about each factual claim against the paragraphs it cites. May call the
+    network or a model: run it outside any transaction. A judge that cannot answer gives a
+    verdict with its error, never an exception."""
+    if isinstance(ask, JudgeConfig):
+        ask = partial(_ask_llm, config=ask)
     cited = read_cited([bundle])
     verdicts: dict[int, JudgeVerdict] = {}
     for k, claim in enumerate(bundle.claims):
@@ -529,7 +571,7 @@ def judge_bundle(bundle: EvidenceBundle, config: JudgeConfig) -> dict[int, Judge
             if item.problem is None and item.span:
                 spans.append(item.span)
         if spans:
-            verdicts[k] = judge_claim(statement, "\n\n".join(spans), config=config)
+            verdicts[k] = ask(statement, "\n\n".join(spans))
     return verdicts
 
 
@@ -550,8 +592,9 @@ def evaluate_bundle(
     answer: str | None = None,
 ) -> ValidationReport:
     """`validate_bundle` without the save. `cited`: what `read_cited` read for a batch of
-    bundles this one is part of; read here when not given. `judged`: the LLM judge's verdict
-    per claim (`judge_bundle`), recorded beside the engine's own; it changes no verdict.
+    bundles this one is part of; read here when not given. `judged`: the plug-in judge's
+    verdict per claim (`judge_bundle`), recorded beside the engine's own; it moves a claim
+    the rules left unverified only where the zone's policy allows (`judge_move`).
 
     `answer`: the text the user reads. Each of its claims is matched to the submitted claim
     that says it (evidence.answers); one that none says is checked against every source the
@@ -614,6 +657,18 @@ def evaluate_bundle(
     if calibrated is not None:
         for item in items:
             _calibrate(item, calibrated)
+    # A plug-in judge moves a claim the rules could not verify, where the zone allows it
+    # (policy.judge_moves) and the judge is sure enough: its items then count as it says.
+    moved: dict[int, tuple[Verdict, str]] = {}
+    for k in factual:
+        mine = [i for i in held if i.claim == k]
+        rules = claim_verdict([(i.verdict, i.coverage) for i in mine])
+        move = judge_move(rules, judged.get(k) if judged else None, values)
+        if move is not None:
+            moved[k] = move
+            for item in mine:
+                if item.problem is None and item.paragraph is not None:
+                    item.supported = move[0] == "verified"
     signals = []
     for k in factual:
         mine = [i for i in held if i.claim == k]
@@ -647,6 +702,12 @@ def evaluate_bundle(
         evidence = item_json[k]
         reasons: list[str] = []
         from_answer = k >= len(submitted)
+        verdict = claim_verdict(
+            [(i.verdict, i.coverage) for i in items if i.claim == k] if kind == "factual" else []
+        )
+        if k in moved:
+            verdict = moved[k][0]
+            reasons.append(moved[k][1])
         if not in_answer[k]:
             supported = kind != "factual" or any(e["supported"] for e in evidence)
             reasons.append(why.NOT_IN_ANSWER)
@@ -667,6 +728,7 @@ def evaluate_bundle(
                 "kind": kind,
                 "statement": statement,
                 "supported": supported,
+                "verdict": verdict,
                 "contradicted": False,
                 "sufficiency": claim_sufficiency.get(k),
                 "reasons": reasons,
@@ -674,6 +736,7 @@ def evaluate_bundle(
                 "in_answer": in_answer[k],
                 **({"answer_span": claim["answer_span"]} if from_answer else {}),
                 **({"judge": judged[k].as_dict()} if judged and k in judged else {}),
+                **({"verdict_by": "judge"} if k in moved else {}),
             }
         )
     # Disagreeing evidence is surfaced, never silently resolved: both paragraphs are shown,
@@ -714,6 +777,14 @@ def evaluate_bundle(
         claim_json[claim]["contradicted"] = True
         contradictions.append(found)
     _release_authority(held, score.kept, factual, values, holds)
+    # The gate follows the verdicts (docs/math.md §6): a refuted claim refuses the answer, an
+    # unverified one sends it to a person, and only verified claims may pass without one.
+    for k in factual:
+        claim = claim_json[k]
+        if claim["verdict"] == "refuted":
+            holds.add("blocked", why.say(why.CLAIM_REFUTED, claim=claim["text"]))
+        elif claim["verdict"] == "unverified" or claim["contradicted"]:
+            holds.add("required", why.say(why.CLAIM_UNVERIFIED, claim=claim["text"]))
     addressing = None
     if asked is not None and factual:
         said = [c.text for c in reading.claims] if reading is not None else statements
@@ -770,6 +841,41 @@ def evaluate_bundle(
         body=body,
         content_hash=hashlib.sha256(canonical_json(body)).hexdigest(),
     )
+
+
+def judge_move(
+    verdict: Verdict, judged: JudgeVerdict | None, values: PolicyValues
+) -> tuple[Verdict, str] | None:
+    """What a plug-in judge makes of a claim the rules left unverified, with the reason: the
+    zone must allow the move (`judge_moves`), and the judge answer with at least the zone's
+    `judge_confidence`. A verified or refuted claim stays as the rules found it: the judge
+    never overrules what the engine can show."""
+    if verdict != "unverified" or judged is None or not judged.answered:
+        return None
+    if judged.confidence is None or judged.confidence < values.judge_confidence:
+        return None
+    confidence = f"{judged.confidence:.2f}"
+    if judged.supported and "verify" in values.judge_moves:
+        return "verified", why.say(why.JUDGE_VERIFIED, model=judged.model, confidence=confidence)
+    if judged.refutes and "refute" in values.judge_moves:
+        return "refuted", why.say(why.JUDGE_REFUTED, model=judged.model, confidence=confidence)
+    return None
+
+
+def claim_verdict(items: Sequence[tuple[Verdict, float]]) -> Verdict:
+    """A claim's verdict from its citations' (verdict, coverage). Refuted when one cites
+    what does not exist (refuted at coverage 0: the agent made a source up), or when the
+    citations that hold most of its words all refute it; verified when one verifies it;
+    else (no citation, paraphrase, evidence that disagrees with itself) unverified. Another
+    paragraph that merely states another number of the same unit refutes nothing."""
+    if any(verdict == "refuted" and coverage == 0.0 for verdict, coverage in items):
+        return "refuted"
+    if any(verdict == "verified" for verdict, _ in items):
+        return "verified"
+    best = max((coverage for _, coverage in items), default=None)
+    if best is not None and all(v == "refuted" for v, c in items if c == best):
+        return "refuted"
+    return "unverified"
 
 
 # --- the answer the user reads, the question it answers -----------------------------------

@@ -24,6 +24,12 @@ _HINTS = {
         "Statuses of document that may carry an answer to release without a person. Tick "
         "none to inherit."
     ),
+    "judge_moves": _(
+        "What a plug-in judge (LLM or local NLI model) may do, on its own word, to a claim the "
+        "engine could not verify: verify it (release) or refute it (refuse). Tick none to "
+        "inherit; the default is neither."
+    ),
+    "judge_confidence": _("The judge's confidence a move needs, from 0 to 1."),
 }
 # The names a list field may hold, as the checkboxes show them.
 _CHOICE_LABELS = {
@@ -36,6 +42,8 @@ _CHOICE_LABELS = {
     "approved": _("approved"),
     "draft": _("draft"),
     "archived": _("archived"),
+    "verify": _("verify"),
+    "refute": _("refute"),
 }
 
 
@@ -46,7 +54,7 @@ def _list_field(name: str, inherited: Any) -> forms.Field:
         required=False,
         choices=choices,
         widget=forms.CheckboxSelectMultiple(attrs={"title": str(_HINTS[name])}),
-        help_text=_("inherited: %(names)s") % {"names": ", ".join(inherited)},
+        help_text=_("inherited: %(names)s") % {"names": ", ".join(inherited) or _("none")},
     )
 
 

@@ -74,17 +74,23 @@ def final_gate(
 ) -> Gate:
     """The gate a report gets: grade(...), or flagged without a factual claim; then at least
     required when its evidence contradicts itself, and at least `at_least`, the gate the
-    report's other findings ask for (an answer to another question, one resting on a
-    superseded or unapproved source: evidence.validation says which).
+    report's other findings ask for (a refuted claim: blocked; an unverified one: required;
+    an answer to another question, one resting on a superseded or unapproved source:
+    evidence.validation says which).
 
-    An answer that asserts no fact needs no evidence (its numbers are not graded), but a
-    person should see it now and then. Disagreeing evidence is never resolved silently.
+    Low sufficiency alone refuses nothing (docs/math.md §6): evidence too weak to vouch for
+    an answer is "I could not tell", and a person decides; only a refuted claim, passed in
+    as at_least="blocked", refuses an answer. An answer that asserts no fact needs no
+    evidence (its numbers are not graded), but a person should see it now and then.
+    Disagreeing evidence is never resolved silently.
     """
     gate: Gate = (
         grade(sufficiency, confidence, tau, floor, refusal_floor)
         if has_factual_claims
         else "flagged"
     )
+    if gate == "blocked":
+        gate = "required"
     if has_contradictions:
         gate = stricter(gate, "required")
     return stricter(gate, at_least)

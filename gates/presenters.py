@@ -260,10 +260,30 @@ def _once(reasons: Iterable[Any]) -> list[str]:
     return list(dict.fromkeys(str(r) for r in reasons))
 
 
-def claim_verdict(claim: dict[str, Any]) -> str:
+# The engine's three verdicts on a claim (evidence.grounding); a report from before them
+# says only supported or unsupported.
+VERDICTS = ("verified", "unverified", "refuted")
+
+
+def claim_verdict(claim: Mapping[str, Any]) -> str:
+    """What the page says of a claim: contradicted (its evidence disagrees), else the
+    report's verdict, else (an older report) supported or unsupported."""
     if claim.get("contradicted"):
         return "contradicted"
+    if claim.get("verdict") in VERDICTS:
+        return str(claim["verdict"])
     return "supported" if claim.get("supported") else "unsupported"
+
+
+def engine_choice(verdict: str) -> str:
+    """The reviewer's toggle as the page presets it: "yes" (supported) for a verified claim,
+    "no" for a refuted one, "" for the rest: a claim the engine could not verify waits for
+    the reviewer's own choice."""
+    if verdict in ("verified", "supported"):
+        return "yes"
+    if verdict in ("refuted", "unsupported"):
+        return "no"
+    return ""
 
 
 def decision_claims(

@@ -201,15 +201,16 @@ def filter_delete(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _claims_with_verdicts(decision: Decision) -> list[dict[str, Any]]:
     """The claims as the page shows them, each with its place (`index`, what the verdict
-    toggles send), whether the engine held it supported (the toggle's prefill) and the
-    reviewers' recorded verdicts on it (`reviews`), oldest first."""
+    toggles send), the engine's choice for it (the toggle's preset:
+    presenters.engine_choice) and the reviewers' recorded verdicts on it (`reviews`), oldest
+    first."""
     claims = presenters.decision_claims(decision, selectors.cited_paragraphs(decision))
     reviews: dict[int, list[ClaimVerdict]] = {}
     for verdict in decision.claim_verdicts.select_related("reviewer").order_by("pk"):
         reviews.setdefault(verdict.claim, []).append(verdict)
     for index, claim in enumerate(claims):
         claim["index"] = index
-        claim["engine_supported"] = claim.get("verdict") == "supported"
+        claim["engine_choice"] = presenters.engine_choice(str(claim.get("verdict", "")))
         claim["reviews"] = reviews.get(index, [])
     return claims
 

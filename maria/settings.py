@@ -403,6 +403,12 @@ MARIA_JUDGE_MODEL = env.str("MARIA_JUDGE_MODEL", default="gpt-4o-mini")
 MARIA_JUDGE_API_KEY = env.str("MARIA_JUDGE_API_KEY", default="")
 MARIA_JUDGE_TIMEOUT = env.float("MARIA_JUDGE_TIMEOUT", default=10.0)
 MARIA_JUDGE_RETRIES = env.int("MARIA_JUDGE_RETRIES", default=2)
+# The optional local NLI judge (evidence/nli.py, the `nli` extra): a cross-encoder model
+# directory on this machine ("" = off; never downloaded), and its backend (torch, onnx or
+# openvino). When set it is the judge, in place of the LLM one. What a judge may change is
+# each zone's policy (judge_moves, judge_confidence).
+MARIA_NLI_MODEL = env.str("MARIA_NLI_MODEL", default="")
+MARIA_NLI_BACKEND = env.str("MARIA_NLI_BACKEND", default="torch")
 
 # Checkpoints are signed with a key the database does not hold (trail.signing): the base64
 # of a 32-byte Ed25519 seed, or a file holding it (`manage.py trail_key --new FILE` makes

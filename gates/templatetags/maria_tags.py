@@ -7,11 +7,12 @@ from typing import Any
 
 from django import template
 from django.utils import timezone
-from django.utils.html import format_html_join
-from django.utils.safestring import SafeString
+from django.utils.html import escape, format_html, format_html_join
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext, gettext_lazy
 
 from evidence.reasons import localise, phrases
+from evidence.text import format_characters
 
 register = template.Library()
 
@@ -40,6 +41,30 @@ def asked(text: Any) -> str:
     """What a part of a question asks for (evidence.questions.describe_part), its kind words
     in the reader's language; the question's own words as they are."""
     return phrases(str(text), gettext) if text else ""
+
+
+@register.filter
+def visible_format(text: Any) -> SafeString:
+    """The text escaped, each invisible format (Cf) character in it - a zero-width space, a
+    soft hyphen, a bidi override - shown as a marker naming it, so a reviewer sees what the
+    checks removed (evidence.text.check_form)."""
+    if text is None:
+        return SafeString("")
+    # str() and escape() so that text already marked safe is escaped all the same.
+    text = str(text)
+    pieces: list[str] = []
+    at = 0
+    for offset, char, name in format_characters(text):
+        code = f"U+{ord(char):04X}"
+        pieces.append(escape(text[at:offset]))
+        pieces.append(
+            format_html(
+                '<span class="format-char" title="{}">\u27e8{}\u27e9</span>', f"{code} {name}", code
+            )
+        )
+        at = offset + 1
+    pieces.append(escape(text[at:]))
+    return mark_safe("".join(pieces))  # noqa: S308 - every piece is escaped above
 
 
 @register.filter

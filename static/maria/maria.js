@@ -122,16 +122,22 @@
   }
 
   // --- the decision page: a verdict per claim -------------------------------------------------
-  // Every claim's toggle (prefilled with the engine's verdict) and note go with an approval or
-  // a rejection, as the API's JSON list in the form's `claims` field; a rejection needs at
-  // least one claim marked unsupported (the server refuses it too).
+  // Every claim's choice (preset to the engine's verdict where it verified or refuted the
+  // claim, left open where it could not verify it) and note go with an approval or a
+  // rejection, as the API's JSON list in the form's `claims` field. Every claim needs a
+  // choice, and a rejection at least one claim marked unsupported (the server refuses it too).
   var actions = document.getElementById("actions");
   function claimVerdicts() {
     var list = [];
-    document.querySelectorAll("input.claim-supported").forEach(function (toggle) {
-      var index = parseInt(toggle.getAttribute("data-index"), 10);
+    document.querySelectorAll("fieldset.claim-choice").forEach(function (choice) {
+      var index = parseInt(choice.getAttribute("data-index"), 10);
+      var picked = choice.querySelector("input:checked");
       var note = document.getElementById("claim-" + index + "-note");
-      list.push({ index: index, supported: toggle.checked, note: note ? note.value : "" });
+      list.push({
+        index: index,
+        supported: picked ? picked.value === "yes" : null,
+        note: note ? note.value : ""
+      });
     });
     return list;
   }
@@ -141,6 +147,17 @@
         var list = claimVerdicts();
         var problem = document.getElementById("verdict-problem");
         var rejecting = form.getAttribute("data-key") === "r";
+        var open = list.filter(function (v) { return v.supported === null; });
+        if (open.length) {
+          e.preventDefault();
+          if (problem) {
+            problem.textContent = actions.getAttribute("data-t-need-choice") || "";
+            problem.hidden = false;
+          }
+          var unchosen = document.getElementById("claim-" + open[0].index + "-supported");
+          if (unchosen) unchosen.focus();
+          return;
+        }
         if (rejecting && list.length && list.every(function (v) { return v.supported; })) {
           e.preventDefault();
           if (problem) {

@@ -11,7 +11,10 @@ from tests.samples import POLICY_EN
 ZONE = "G1.U1.P1.Z1"
 AGENT = "G1.U1.P1.Z1.A1"
 GOOD = "Expenses above 500,000 yen require prior approval by the division head."
+# The approval paragraph says 500,000 yen in the same clause: refuted, so the answer is blocked.
 WRONG_NUMBER = "Expenses above 300,000 yen require prior approval by the division head."
+# Nothing in the approval paragraph says this, nor the opposite: unverified, a person decides.
+UNVERIFIABLE = "Business class flights are always allowed for the division head."
 
 
 @pytest.fixture

@@ -261,8 +261,8 @@ def test_the_decision_page_marks_the_answer_and_shows_what_was_asked_beside_what
     client.force_login(person("ann", Role.REVIEWER, "G1.U1.P1.Z1"))
     page = client.get(f"/queue/decisions/{done.json()['id']}/").content.decode()
     # the answer as the user read it, each claim marked with its check
-    assert '<span class="said said-supported"' in page
-    assert '<span class="said said-unsupported"' in page
+    assert '<span class="said said-verified"' in page
+    assert '<span class="said said-unverified"' in page
     assert "The company also pays for home internet<sup>2</sup>" in page
     # what the question asks, part by part, beside what the answer gives
     assert 'id="asked-given"' in page

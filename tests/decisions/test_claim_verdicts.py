@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 from coordinates.models import Role
 from decisions import services
 from decisions.models import ClaimVerdict, Decision, State
-from tests.decisions.conftest import GOOD, WRONG_NUMBER, cite
+from tests.decisions.conftest import GOOD, UNVERIFIABLE, cite
 from trail.models import TrailEvent
 
 pytestmark = pytest.mark.django_db
@@ -24,17 +24,18 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def two_claims(policy_doc: Any, set_policy: Callable[..., Any], submit: Callable[..., Any]) -> int:
-    """A decision waiting for review with two claims: the first holds (the engine says
-    supported), the second has the wrong number (the engine says unsupported)."""
+    """A decision waiting for review with two claims: the first holds (the engine verifies
+    it), the cited paragraph never says the second (the engine cannot verify it)."""
     set_policy(tau=0.99, refusal_floor=0.0)
     body = submit(
         [
             {"text": GOOD, "citations": [cite(policy_doc)]},
-            {"text": WRONG_NUMBER, "citations": [cite(policy_doc)]},
+            {"text": UNVERIFIABLE, "citations": [cite(policy_doc)]},
         ]
     ).json()
     assert body["state"] == "approval_required", body
     assert [c["supported"] for c in body["claims"]] == [True, False]
+    assert [c["verdict"] for c in body["claims"]] == ["verified", "unverified"]
     return int(body["id"])
 
 
@@ -252,17 +253,27 @@ def logged_in(user: Any) -> Client:
     return client
 
 
-def test_the_decision_page_has_a_toggle_per_claim_set_to_the_engines_verdict(
+def test_the_decision_page_presets_only_what_the_engine_verified_or_refuted(
     two_claims: int, person: Callable[..., Any]
 ) -> None:
     rita = logged_in(person("rita", Role.REVIEWER, "G1.U1.P1.Z1"))
     page = page_of(rita, two_claims)
-    first = re.search(r'<input type="checkbox"[^>]*id="claim-0-supported"[^>]*>', page)
-    second = re.search(r'<input type="checkbox"[^>]*id="claim-1-supported"[^>]*>', page)
-    assert first is not None
-    assert second is not None
-    assert "checked" in first.group(0)
-    assert "checked" not in second.group(0)
+    choices = {
+        (index, value): re.search(
+            rf'<input type="radio"[^>]*id="claim-{index}-{value}"[^>]*>', page
+        )
+        for index in (0, 1)
+        for value in ("supported", "unsupported")
+    }
+    assert all(found is not None for found in choices.values())
+    # the verified claim comes preset to "supported"; the one the engine could not verify
+    # waits for the reviewer's own choice
+    assert "checked" in choices[(0, "supported")].group(0)  # type: ignore[union-attr]
+    assert "checked" not in choices[(0, "unsupported")].group(0)  # type: ignore[union-attr]
+    assert "checked" not in choices[(1, "supported")].group(0)  # type: ignore[union-attr]
+    assert "checked" not in choices[(1, "unsupported")].group(0)  # type: ignore[union-attr]
+    assert '<span class="badge verified">verified</span>' in page
+    assert '<span class="badge unverified">not verified</span>' in page
     assert re.search(r'id="claim-1-note"[^>]*maxlength="2000"', page)
     # and both forms carry the field the page's script fills in
     assert page.count('<input type="hidden" name="claims" value="">') == 2

@@ -26,11 +26,12 @@ from trail.models import TrailEvent
 
 pytestmark = pytest.mark.django_db
 
-# Two claims on the same paragraph that the engine passes alike. This zone's reviewers hold
-# the loose one unsupported (the paragraph says "division head", not "head of the
-# division", and "prior", not "need"): the known way their truth differs from the engine's.
+# Two claims on the same paragraph that the engine verifies alike: every word of each is in
+# the paragraph. This zone's reviewers hold the loose one unsupported (it leaves out who
+# approves): the known way their truth differs from the engine's.
 CLOSE = "Expenses above 500,000 yen require prior approval by the division head."
-LOOSE = "Large expenses above 500,000 yen need prior approval from the head of the division."
+LOOSE = "Expenses above 500,000 yen require prior approval."
+RELEASED = 10  # answers the zone released on its own before the calibration
 REVIEWED = 200
 LOOSE_SHARE = 0.7  # of the reviewed decisions
 
@@ -93,6 +94,13 @@ def test_the_loop_from_reviewer_verdicts_to_a_calibrated_zone(
     assert verdicts.count() == REVIEWED
     assert set(verdicts.values_list("reviewer__username", flat=True)) == {"rhea", "ravi"}
 
+    # and, with tau lowered, answers of both kinds the engine released without a person
+    set_policy(tau=0.3, refusal_floor=0.2, floor=0.01)
+    for n in range(RELEASED):
+        text = (CLOSE, LOOSE)[n % 2]
+        body = submit([{"text": text, "citations": [cite(policy_doc)]}], key=f"early-{n}").json()
+        assert body["gate"] in ("auto", "flagged"), body
+
     # 2. calibrate proposes a version more reliable than the global model on the verdicts it
     # held back.
     out = StringIO()
@@ -107,15 +115,17 @@ def test_the_loop_from_reviewer_verdicts_to_a_calibrated_zone(
     # 3. The admin previews it, then adopts it with a reason, on the trail.
     preview = admin.post(f"/api/v1/zones/{ZONE}/calibration/1/preview/", {}, format="json")
     assert preview.status_code == 200, preview.content
-    assert preview.json()["changed"] > 0
+    # the engine's probability barely tells the two apart, and this zone's reviewers reject
+    # most of what it verifies: every answer it released on its own goes to a person now
+    assert preview.json()["moves"] == [{"from": "auto", "to": "required", "count": RELEASED}]
     adopted = admin.post(
         f"/api/v1/zones/{ZONE}/calibration/1/adopt/",
-        {"reason": "our reviewers read 'division head' strictly"},
+        {"reason": "our reviewers want the approver named"},
         format="json",
     )
     assert adopted.status_code == 200, adopted.content
     event = TrailEvent.objects.get(kind="calibration.adopted")
-    assert (event.actor, event.reason) == ("ada", "our reviewers read 'division head' strictly")
+    assert (event.actor, event.reason) == ("ada", "our reviewers want the approver named")
 
     # 4. Later decisions in the zone are graded with it: the report names the version, and
     # the loose claim no longer stands on its own.

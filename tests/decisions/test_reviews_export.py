@@ -21,7 +21,7 @@ from decisions.models import ClaimVerdict, Decision
 from evidence import corpora
 from evidence.models import Paragraph
 from evidence.verifier import model as verifier_model
-from tests.decisions.conftest import GOOD, WRONG_NUMBER, cite
+from tests.decisions.conftest import GOOD, UNVERIFIABLE, cite
 from tests.samples import POLICY_EN
 
 pytestmark = pytest.mark.django_db
@@ -58,7 +58,7 @@ def reviewed(
     )
     pair = [
         {"text": GOOD, "citations": [cite(policy_doc)]},
-        {"text": WRONG_NUMBER, "citations": [cite(policy_doc)]},
+        {"text": UNVERIFIABLE, "citations": [cite(policy_doc)]},
     ]
     first = submit(pair).json()["id"]
     second = submit(pair, question="Again?").json()["id"]
@@ -146,7 +146,7 @@ def test_every_verdict_is_one_line_with_its_claim_span_signals_and_versions(
     assert [x["reviewer"] for x in lines] == ["ann", "ann", "ben", "carl"]
     assert [x["action"] for x in lines] == ["approve", "approve", "reject", "approve"]
     assert lines[2]["note"] == "the policy says 500,000 yen"
-    assert lines[2]["claim"] == WRONG_NUMBER
+    assert lines[2]["claim"] == UNVERIFIABLE
     assert (lines[2]["engine_supported"], lines[2]["reviewer_supported"]) == (False, False)
 
 

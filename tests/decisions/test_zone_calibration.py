@@ -236,7 +236,7 @@ def test_after_adoption_the_zones_next_decision_is_graded_with_it_and_names_it(
         f"{calibrated:.2f} (calibration v1)"
     )
     assert report.body["claims"][0]["supported"] is False
-    assert after["gate"] == "blocked"
+    assert after["gate"] == "required"  # a calibration veto is "could not tell": a person decides
 
 
 def test_a_decision_in_another_zone_is_not_affected(
@@ -306,17 +306,17 @@ def test_the_preview_counts_the_gates_that_would_change_and_then_do(
     # when the admin previews the proposed calibration
     preview = service.calibration_preview(zone=_zone(), version=1, user=admin)
     # then the replay says those three (and the one the verdicts hang on, released the same
-    # way) would have been blocked, and changes nothing
+    # way) would have gone to a person, and changes nothing
     assert preview.decisions == 4
-    assert preview.moves == {("auto", "blocked"): 4}
+    assert preview.moves == {("auto", "required"): 4}
     assert preview.changed == 4
     assert preview.stricter == 4
     assert preview.looser == 0
     assert {d["id"] for d in released} < set(preview.changed_decisions)
     assert ZoneCalibration.objects.get(version=1).status == "proposed"
-    # and once adopted, the same answer is blocked as the preview said
+    # and once adopted, the same answer goes to a person as the preview said
     service.calibration_adopt(zone=_zone(), version=1, user=admin, reason="the preview")
-    assert submit([{"text": GOOD, "citations": [cite(policy_doc)]}]).json()["gate"] == "blocked"
+    assert submit([{"text": GOOD, "citations": [cite(policy_doc)]}]).json()["gate"] == "required"
     # a replay of a decision graded with the calibration in force changes nothing for it
     again = service.calibration_preview(zone=_zone(), version=1, user=admin)
     assert again.decisions == 5

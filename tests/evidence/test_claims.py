@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evidence.claims import _MARKER, Alignment, Claim, align, sentence_spans, split_claims
-from evidence.text import split_sentences
+from evidence.text import format_characters, split_sentences, without_format
 
 
 def texts(answer: str) -> list[str]:
@@ -337,6 +337,55 @@ def test_sentences_are_those_of_split_sentences(generated: tuple[str, list[int]]
     answer, _ = generated
     spans = sentence_spans(answer)
     assert [answer[s:e] for s, e in spans] == split_sentences(answer)
+
+
+# Invisible format characters a hostile answer may hide in its text (evidence.text.check_form).
+HIDDEN = ["\u200b", "\u00ad", "\u202e", "\u2066", "\u2060", "\ufeff"]
+
+
+@st.composite
+def with_hidden(draw: st.DrawFn, text: str) -> str:
+    """`text` with format characters put in at drawn places."""
+    places = draw(st.lists(st.integers(0, len(text)), max_size=6))
+    for at in sorted(places, reverse=True):
+        text = text[:at] + draw(st.sampled_from(HIDDEN)) + text[at:]
+    return text
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_format_characters_change_no_claim_and_no_sentence_only_their_offsets(
+    data: st.DataObject,
+) -> None:
+    # given an answer, and the same answer with invisible characters put in anywhere
+    answer, _ = data.draw(answers())
+    hidden = data.draw(with_hidden(answer))
+    # when both are split
+    plain, claims = split_claims(answer), split_claims(hidden)
+    # then the claims are the same text, each the exact slice of the answer it came from,
+    # and no claim begins or ends on an invisible character
+    assert [without_format(c.text) for c in claims] == [c.text for c in plain]
+    assert [c.markers for c in claims] == [c.markers for c in plain]
+    assert_offsets(hidden, claims)
+    for claim in claims:
+        assert not format_characters(claim.text[0] + claim.text[-1])
+    spans = sentence_spans(hidden)
+    assert [hidden[s:e] for s, e in spans] == split_sentences(hidden)
+    assert [without_format(s) for s in split_sentences(hidden)] == split_sentences(answer)
+
+
+def test_a_hidden_character_does_not_glue_two_sentences_into_one_claim() -> None:
+    answer = "Travel is approved by HR.\u200b Meals are paid by the employee [2]."
+    assert texts(answer) == ["Travel is approved by HR", "Meals are paid by the employee"]
+    assert [c.markers for c in split_claims(answer)] == [(), (2,)]
+    assert_offsets(answer, split_claims(answer))
+
+
+def test_alignment_offsets_stay_in_the_paragraph_as_written() -> None:
+    paragraph = "Hotels are booked by HR.\u00ad Meals are paid by the employ\u200bee."
+    (best, *_) = align("Meals are paid by the employee.", [paragraph])
+    assert paragraph[best.start : best.end] == best.text
+    assert best.text == "Meals are paid by the employ\u200bee."
 
 
 @settings(max_examples=100, deadline=None)

@@ -339,3 +339,41 @@ def test_a_paragraph_is_as_relevant_as_its_best_sentence_read_beside_the_others(
     other = "Employees who work remotely must be reachable during core hours."
     assert relevance(REMOTE_QUESTION, f"{other} {answering}") == pytest.approx(1.0)
     assert relevance(HOTEL, f"{other} {answering}") < 0.5
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What does the document say?",
+        "Summarize the article.",
+        "Please summarise this meeting",
+        "Give me a brief overview",
+        "What is the report about?",
+        "What does the article say?",
+        "What were the main points?",
+        "この記事を要約してください",
+        "会議の要点は何ですか？",
+        "文書には何と書かれていますか。",
+    ],
+)
+def test_a_request_for_the_source_as_a_whole_is_answered_by_any_claim(question: str) -> None:
+    # any grounded claim answers it; whether it is grounded is the claim check's to say
+    found = addresses(question, ["The budget was cut by a third."])
+    assert [p.part.kind for p in found.parts] == ["summary"]
+    assert (found.mode, found.probability) == ("full", 1.0)
+    assert relevance(question, "An unrelated sentence about the weather.") == 1.0
+    assert addresses(question, []).mode == "off_topic"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Tell me about the refund policy",
+        "What does the policy cover?",
+        "What happened to the budget?",
+        "Who approves it?",
+    ],
+)
+def test_a_question_about_one_subject_is_not_a_summary_request(question: str) -> None:
+    assert all(p.kind != "summary" for p in analyse_question(question).parts)
+    assert relevance(question, "An unrelated sentence about the weather.") < 1.0

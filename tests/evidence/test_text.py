@@ -1,22 +1,35 @@
 from __future__ import annotations
 
+import sys
+import unicodedata
+
 import pytest
 import Stemmer
 from hypothesis import given
 from hypothesis import strategies as st
 
+from evidence import reasons as why
+from evidence.grounding import check_claim
 from evidence.text import (
     _EN_TOKEN,
+    _FORMAT,
     _IRREGULAR,
     _THOUSANDS,
+    check_form,
     content_terms,
     english_stem,
+    format_characters,
+    format_free,
     has_japanese,
     japanese_morphemes,
+    name_format_characters,
+    normalise,
+    original_span,
     span_morphemes,
     split_sentences,
     term_surfaces,
     tokenize,
+    without_format,
 )
 
 
@@ -123,3 +136,116 @@ def test_english_terms_equal_stemming_each_word_afresh(words: list[str]) -> None
     found = _EN_TOKEN.findall(_THOUSANDS.sub("", text))
     expected = [w if w[0].isdigit() else stemmer.stemWord(_IRREGULAR.get(w, w)) for w in found]
     assert tokenize(text) == expected
+
+
+# --- the check form: no format (Cf) characters, then NFKC -------------------------------------
+
+FORMAT_CHARACTERS = [
+    chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"
+]
+ZWSP, SOFT_HYPHEN, RLO = "\u200b", "\u00ad", "\u202e"
+# Text with format characters among ordinary ones: ASCII, Japanese, full-width, combining.
+format_laden = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(FORMAT_CHARACTERS),
+        st.sampled_from(list("ab .\n\t\u3000\u00a0ＡＢ１ｶﾞ承認です。e\u0301")),
+        st.characters(codec="utf-8"),
+    ),
+    max_size=60,
+)
+
+
+def test_the_format_class_is_every_cf_character_of_this_python() -> None:
+    # The class is written out (evidence.text); a Python with newer Unicode tables fails here.
+    written = [chr(c) for c in range(sys.maxunicode + 1) if _FORMAT.match(chr(c))]
+    assert written == FORMAT_CHARACTERS
+
+
+@pytest.mark.parametrize("char", FORMAT_CHARACTERS, ids=lambda c: f"U+{ord(c):04X}")
+def test_check_form_removes_each_format_character(char: str) -> None:
+    assert check_form(f"n{char}ot 承{char}認") == "not 承認"
+    assert [found[:2] for found in format_characters(f"n{char}ot")] == [(1, char)]
+
+
+@given(format_laden)
+def test_check_form_is_idempotent(text: str) -> None:
+    once = check_form(text)
+    assert check_form(once) == once
+    assert not format_characters(once)
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cf"]), max_size=60))
+def test_text_without_format_characters_is_only_nfkc_folded(text: str) -> None:
+    assert without_format(text) is text
+    assert check_form(text) == unicodedata.normalize("NFKC", text)
+
+
+def test_japanese_and_ordinary_text_stay_as_written_but_for_nfkc() -> None:
+    japanese = "従業員は出張の前に上長の承認を得なければならない。"
+    assert check_form(japanese) == japanese
+    assert check_form("Employees need approval.") == "Employees need approval."
+    assert check_form("ＡＢＣ　１２３ ｶﾞｲﾄﾞ") == "ABC 123 ガイド"
+
+
+def test_normalise_reads_the_check_form() -> None:
+    assert normalise(f"Do N{ZWSP}OT pay") == "do not pay"
+    assert normalise(f"ne{SOFT_HYPHEN}ver") == "never"
+    assert tokenize(f"{RLO}approval n{ZWSP}ot") == tokenize("approval not")
+
+
+def test_format_characters_are_named_where_they_stand() -> None:
+    text = f"Employees do n{ZWSP}ot ne{SOFT_HYPHEN}ver {RLO}"
+    assert format_characters(text) == [
+        (14, ZWSP, "ZERO WIDTH SPACE"),
+        (20, SOFT_HYPHEN, "SOFT HYPHEN"),
+        (25, RLO, "RIGHT-TO-LEFT OVERRIDE"),
+    ]
+    assert name_format_characters(text) == (
+        "ZERO WIDTH SPACE at 14, SOFT HYPHEN at 20, RIGHT-TO-LEFT OVERRIDE at 25"
+    )
+    assert format_characters("plain text, 承認") == []
+    reason = why.say(why.HIDDEN_CHARACTERS, characters=name_format_characters(text))
+    assert reason.startswith("the text holds invisible characters that change how it reads (ZERO")
+
+
+@given(format_laden, st.data())
+def test_offsets_in_the_format_free_text_map_back_to_the_same_characters(
+    text: str, data: st.DataObject
+) -> None:
+    free, kept = format_free(text)
+    assert free == without_format(text)
+    start = data.draw(st.integers(0, len(free)))
+    end = data.draw(st.integers(start, len(free)))
+    lo, hi = original_span(kept, start, end)
+    # the original span holds the same text once its format characters are removed, and
+    # begins and ends on a character that is no format character
+    assert without_format(text[lo:hi]) == free[start:end]
+    if start < end:
+        assert not format_characters(text[lo])
+        assert not format_characters(text[hi - 1])
+
+
+def test_a_format_character_after_a_period_does_not_glue_two_sentences() -> None:
+    text = f"Travel is approved.{ZWSP} Employees do n{ZWSP}ot need it."
+    assert split_sentences(text) == ["Travel is approved.", f"Employees do n{ZWSP}ot need it."]
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        f"Employees do n{ZWSP}ot need manager approval.",
+        f"Employees ne{SOFT_HYPHEN}ver need manager approval.",
+        f"Employees do no{RLO}t need manager approval.",
+        f"Employees do n{ZWSP}{SOFT_HYPHEN}ot need manager approval.",
+    ],
+)
+@pytest.mark.parametrize(
+    "paragraph", ["Employees must obtain manager approval.", "Employees need manager approval."]
+)
+def test_a_hidden_character_inside_a_negation_does_not_hide_it(claim: str, paragraph: str) -> None:
+    # the plain word is caught as a reversal; so is the word with a hidden character inside
+    plain = check_claim(without_format(claim), paragraph)
+    hidden = check_claim(claim, paragraph)
+    assert not hidden.supported
+    assert hidden.reversal_words == plain.reversal_words
+    assert hidden.reversal_words

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from gates import advice
 from gates.advice import Case, Costs, Thresholds
-from gates.grading import StoredScore, replay_gate
+from gates.grading import Gate, StoredScore, replay_gate
 
 ZONE = Thresholds(tau=0.80, floor=0.10, refusal_floor=0.40, delta=0.10)
 
@@ -23,8 +23,10 @@ def case(
     contradictions: bool = False,
     factual: bool = True,
     confidence: tuple[float, ...] = (0.9,),
+    refuted: bool = False,
 ) -> Case:
-    score = StoredScore(s, list(confidence), contradictions, factual)
+    at_least: Gate = "blocked" if refuted else "auto"
+    score = StoredScore(s, list(confidence), contradictions, factual, at_least)
     return Case(score=score, thresholds=ZONE, wrong=wrong)
 
 
@@ -37,19 +39,21 @@ HAND_MADE = [
     case(0.75, False),
     case(0.78, False),
     case(0.85),  # released under the current tau, never reviewed
-    case(0.30),  # blocked: below the refusal floor
+    case(0.30),  # below the refusal floor: weak evidence, a person decides
+    case(0.95, refuted=True),  # a claim the evidence refutes: blocked whatever tau
     case(0.90, True, contradictions=True),  # disputed evidence: a person always sees it
     case(1.00, False, factual=False),  # asserts no fact: released, flagged
 ]
 
 
 def oracle(cases: list[Case], tau: float) -> dict[str, int]:
-    """The live rules counted by hand: no fact -> released; a fact below the refusal floor ->
-    blocked; below tau -> a person; contradictions send anything not blocked to a person."""
+    """The live rules counted by hand: a refuted claim -> blocked; no fact -> released; a fact
+    below tau (below the refusal floor too) -> a person; contradictions send anything not
+    blocked to a person."""
     counts = {"released": 0, "required": 0, "blocked": 0, "labelled": 0, "wrong": 0}
     for c in cases:
-        s, th = c.score, c.thresholds
-        if s.has_factual_claims and s.sufficiency < th.refusal_floor:
+        s = c.score
+        if s.at_least == "blocked":
             counts["blocked"] += 1
             continue
         if s.has_contradictions or (s.has_factual_claims and s.sufficiency < tau):
@@ -85,10 +89,10 @@ def test_the_advised_tau_is_the_first_that_keeps_wrong_releases_within_the_targe
     assert found.advised is not None
     assert found.advised.tau == 0.56
     assert (found.advised.reviewed_wrong, found.advised.reviewed_released) == (1, 6)
-    assert found.advised.sent_to_people == 2  # A, and the disputed one
+    assert found.advised.sent_to_people == 3  # A, the weak one and the disputed one
     # and the current tau is on the curve: 0.78 and below are sent to people
     assert found.current.tau == 0.80
-    assert found.current.sent_to_people == 7
+    assert found.current.sent_to_people == 8
     # and when every tau that releases a reviewed answer releases a wrong one (A, B, C: C is
     # wrong and the last to go), no tau meets a target of 0%
     strict = advice.advise(HAND_MADE[:3], current_tau=0.80, target=0.0)

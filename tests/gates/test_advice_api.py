@@ -51,6 +51,8 @@ class Submitted:
     sufficiency: float
     wrong: bool | None  # the reviewers' outcome: None when no person gave a verdict
     blocked: bool = False
+    # Its report sends it to a person whatever tau (a claim the engine could not verify).
+    held: bool = False
 
 
 @dataclass
@@ -134,13 +136,15 @@ def build_world(
                 if how != "N":
                     review(int(body["id"]), how)
                 wrong = None if how == "N" else how != "A"
-                w.decisions.append(Submitted(ZONE, float(body["sufficiency"]), wrong))
+                held = body["held_at_least"]["gate"] == "required"
+                w.decisions.append(Submitted(ZONE, float(body["sufficiency"]), wrong, held=held))
     blocked = answer(ZONE, WRONG_NUMBER, DEFAULT_WEIGHTS)
     assert blocked["gate"] == "blocked", blocked
     w.decisions.append(Submitted(ZONE, float(blocked["sufficiency"]), None, blocked=True))
     sister = answer(SISTER, LEVELS[3][0], DEFAULT_WEIGHTS)
     review(int(sister["id"]), "R")
-    w.decisions.append(Submitted(SISTER, float(sister["sufficiency"]), True))
+    held = sister["held_at_least"]["gate"] == "required"
+    w.decisions.append(Submitted(SISTER, float(sister["sufficiency"]), True, held=held))
     for zone in (ZONE, SISTER):
         set_policy(
             zone,
@@ -172,13 +176,13 @@ def world(
 
 def expected(decisions: list[Submitted], tau: float) -> dict[str, int]:
     """What the gate would do at `tau` with these answers (one fact each, no contradiction):
-    a person below tau, released at or above it; blocked ones stay blocked (their
-    sufficiency is the pipeline's, under the refusal floor or failing the number check)."""
+    a person below tau or when the engine could not verify the claim, released at or above
+    it; blocked ones stay blocked (a number the evidence contradicts)."""
     graded = [d for d in decisions if not d.blocked]
-    released = [d for d in graded if d.sufficiency >= tau]
+    released = [d for d in graded if d.sufficiency >= tau and not d.held]
     return {
         "decisions": len(decisions),
-        "sent_to_people": sum(d.sufficiency < tau for d in graded),
+        "sent_to_people": len(graded) - len(released),
         "blocked": len(decisions) - len(graded),
         "reviewed_released": sum(d.wrong is not None for d in released),
         "reviewed_wrong": sum(bool(d.wrong) for d in released),
@@ -234,12 +238,13 @@ def test_the_advised_tau_is_the_smallest_human_share_meeting_the_target(world: W
         if best:
             assert body["advised"]["sent_to_people"] == best[0]
             assert body["advised"]["meets_target"] is True
-    # the worked numbers (the levels score 0.64, 0.70, 0.73, 0.77, 0.90 and 0.95 against the
-    # question they answer): at 0.50 five of seventeen released reviewed answers are wrong
-    # (29%); above 0.64 three of fourteen (21%); above 0.70 two of eleven (18%); above 0.73
-    # one of eight; above 0.77 none of four
-    assert _advice(world.admin, query="?target=0.2").json()["advised_tau"] == 0.70
-    assert _advice(world.admin, query="?target=0.15").json()["advised_tau"] == 0.74
+    # the worked numbers: the engine verifies only the three levels that say the paragraph's
+    # own words (0.77, 0.90 and 0.95 against the question); the paraphrases (0.64, 0.70,
+    # 0.73) go to a person at any tau. From 0.50 to 0.77 one of the eight released reviewed
+    # answers is wrong (12.5%); above 0.77 none of four
+    assert _advice(world.admin, query="?target=0.2").json()["advised_tau"] == 0.5
+    assert _advice(world.admin, query="?target=0.15").json()["advised_tau"] == 0.5
+    assert _advice(world.admin, query="?target=0.1").json()["advised_tau"] == 0.78
     assert _advice(world.admin, query="?target=0").json()["advised_tau"] == 0.78
     assert _advice(world.admin, query="?target=1").json()["advised_tau"] == 0.5
 

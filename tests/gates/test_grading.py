@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from gates.grading import (
     GATES,
     STRICTNESS,
+    Gate,
     StoredScore,
     final_gate,
     grade,
@@ -103,7 +104,15 @@ def test_grade_is_never_auto_or_flagged_below_tau(s: float, c: list[float], t: T
     assert (gate == "blocked") == (s < t.refusal_floor)
 
 
-def _final(s: float, c: list[float], t: Thresholds, *, contradictions: bool, factual: bool) -> str:
+def _final(
+    s: float,
+    c: list[float],
+    t: Thresholds,
+    *,
+    contradictions: bool,
+    factual: bool,
+    at_least: Gate = "auto",
+) -> str:
     return final_gate(
         s,
         c,
@@ -112,23 +121,42 @@ def _final(s: float, c: list[float], t: Thresholds, *, contradictions: bool, fac
         t.refusal_floor,
         has_contradictions=contradictions,
         has_factual_claims=factual,
+        at_least=at_least,
     )
 
 
 @given(unit, confidences, thresholds())
-def test_final_gate_of_a_factual_answer_without_contradictions_is_its_grade(
+def test_final_gate_of_a_factual_answer_is_its_grade_but_weak_evidence_refuses_nothing(
     s: float, c: list[float], t: Thresholds
 ) -> None:
-    assert _final(s, c, t, contradictions=False, factual=True) == _grade(s, c, t)
+    # Sufficiency below the refusal floor is "I could not tell": a person decides. Only a
+    # refuted claim (at_least="blocked", from evidence.validation) refuses an answer.
+    graded = _grade(s, c, t)
+    expected = "required" if graded == "blocked" else graded
+    assert _final(s, c, t, contradictions=False, factual=True) == expected
+
+
+@given(unit, confidences, thresholds(), st.booleans(), st.booleans())
+def test_a_refuted_claim_is_blocked_whatever_the_thresholds(
+    s: float, c: list[float], t: Thresholds, contradictions: bool, factual: bool
+) -> None:
+    gate = _final(s, c, t, contradictions=contradictions, factual=factual, at_least="blocked")
+    assert gate == "blocked"
+
+
+@given(unit, confidences, thresholds(), st.booleans())
+def test_an_unverified_claim_is_never_refused_nor_released_alone(
+    s: float, c: list[float], t: Thresholds, contradictions: bool
+) -> None:
+    gate = _final(s, c, t, contradictions=contradictions, factual=True, at_least="required")
+    assert gate == "required"
 
 
 @given(unit, confidences, thresholds())
-def test_contradictions_make_a_factual_answer_at_least_required(
+def test_contradictions_make_a_factual_answer_required(
     s: float, c: list[float], t: Thresholds
 ) -> None:
-    graded = _grade(s, c, t)
-    expected = "blocked" if graded == "blocked" else "required"
-    assert _final(s, c, t, contradictions=True, factual=True) == expected
+    assert _final(s, c, t, contradictions=True, factual=True) == "required"
 
 
 @given(unit, confidences, thresholds(), st.booleans())
@@ -144,7 +172,11 @@ def test_final_gate_examples() -> None:
     assert _final(0.9, strong, DEFAULT, contradictions=False, factual=True) == "auto"
     assert _final(0.9, strong, DEFAULT, contradictions=True, factual=True) == "required"
     assert _final(0.5, strong, DEFAULT, contradictions=True, factual=True) == "required"
-    assert _final(0.1, strong, DEFAULT, contradictions=True, factual=True) == "blocked"
+    assert _final(0.1, strong, DEFAULT, contradictions=True, factual=True) == "required"
+    assert _final(0.1, strong, DEFAULT, contradictions=False, factual=True) == "required"
+    assert _final(0.9, strong, DEFAULT, contradictions=False, factual=True, at_least="blocked") == (
+        "blocked"
+    )
     # no factual claim: its stored sufficiency 1.0 and no kept items would grade "auto"
     assert _grade(1.0, []) == "auto"
     assert _final(1.0, [], DEFAULT, contradictions=False, factual=False) == "flagged"
@@ -157,6 +189,7 @@ reports = st.lists(
         confidence=confidences,
         has_contradictions=st.booleans(),
         has_factual_claims=st.booleans(),
+        at_least=st.sampled_from(GATES),
     ),
     max_size=30,
 )
@@ -195,6 +228,7 @@ def test_whatif_under_the_same_thresholds_moves_nothing_and_counts_final_gates(
                 t,
                 contradictions=r.has_contradictions,
                 factual=r.has_factual_claims,
+                at_least=r.at_least,
             )
             == gate
         )
@@ -205,27 +239,27 @@ def test_whatif_counts_a_known_set() -> None:
         StoredScore(0.9, [0.95, 0.92]),  # auto -> required under tau 0.95
         StoredScore(0.8, [0.5]),  # flagged -> required
         StoredScore(0.5, [0.9]),  # required -> required
-        StoredScore(0.3, [0.9]),  # blocked -> required (refusal floor lowered)
-        StoredScore(0.1, []),  # blocked -> blocked
+        StoredScore(0.3, [0.9]),  # required -> required (weak evidence refuses nothing)
+        StoredScore(0.9, [0.95], at_least="blocked"),  # a refuted claim: blocked -> blocked
     ]
     result = whatif(stored, DEFAULT, Thresholds(tau=0.95, floor=0.3, refusal_floor=0.2))
-    assert result.old == {"auto": 1, "flagged": 1, "required": 1, "blocked": 2}
+    assert result.old == {"auto": 1, "flagged": 1, "required": 2, "blocked": 1}
     assert result.new == {"auto": 0, "flagged": 0, "required": 4, "blocked": 1}
     assert result.moves == {
         ("auto", "required"): 1,
         ("flagged", "required"): 1,
-        ("blocked", "required"): 1,
     }
-    assert (result.stricter, result.looser) == (2, 1)
+    assert (result.stricter, result.looser) == (2, 0)
 
 
 def test_whatif_applies_the_live_rules_for_contradictions_and_claimless_answers() -> None:
     stored = [
         StoredScore(0.9, [0.95], has_contradictions=True),  # required -> required
-        StoredScore(0.3, [0.95], has_contradictions=True),  # blocked -> required
+        StoredScore(0.3, [0.95], has_contradictions=True),  # required -> required
         StoredScore(1.0, [], has_factual_claims=False),  # flagged -> flagged
+        StoredScore(0.9, [0.95], has_factual_claims=False, at_least="blocked"),  # blocked
     ]
     result = whatif(stored, DEFAULT, Thresholds(tau=0.95, floor=0.3, refusal_floor=0.2))
-    assert result.old == {"auto": 0, "flagged": 1, "required": 1, "blocked": 1}
-    assert result.new == {"auto": 0, "flagged": 1, "required": 2, "blocked": 0}
-    assert result.moves == {("blocked", "required"): 1}
+    assert result.old == {"auto": 0, "flagged": 1, "required": 2, "blocked": 1}
+    assert result.new == result.old
+    assert result.moves == {}

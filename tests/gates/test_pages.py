@@ -152,7 +152,7 @@ def test_the_decision_page_shows_claims_spans_signals_and_thresholds(
     decision_id = queue_one()
     ann = login(person("ann", Role.REVIEWER, "G1.U1.P1"))
     page = ann.get(f"/queue/decisions/{decision_id}/").content.decode()
-    assert "badge supported" in page
+    assert "badge verified" in page
     assert "<mark>Expenses above 500,000 yen require prior approval" in page
     for signal in ("similarity", "coverage", "recency", "authority"):
         assert signal in page

@@ -233,10 +233,11 @@ def test_a_contradicted_report_stays_with_a_person_in_the_whatif(
     # then the replay keeps it required, as the live pipeline would
     assert same.old == same.new == _counts(required=1)
     assert looser.new == _counts(required=1)
-    # and a refusal floor above its sufficiency would still block it
+    # and a refusal floor above its sufficiency sends it to a person, never refuses it:
+    # nothing in it is refuted
     strict = zone_whatif(zone_get(parse(ZONE)), {"tau": 1.0, "refusal_floor": 1.0})
     assert report.sufficiency < 1.0
-    assert strict.new == _counts(blocked=1)
+    assert strict.new == _counts(required=1)
 
 
 @pytest.mark.django_db

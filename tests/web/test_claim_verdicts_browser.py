@@ -1,7 +1,8 @@
 """A reviewer's verdict per claim on the decision page, in headless Chromium against the ASGI
 app (the server, browser and log-in of tests/web/test_browser.py): the toggles come set to
-the engine's verdict, a rejection without an unsupported claim is stopped in the page, and one
-with it is recorded and shown on the trail (issue 16 point 1)."""
+the engine's verdict only where it verified or refuted the claim, a decision with a claim left
+open or a rejection without an unsupported claim is stopped in the page, and one with it is
+recorded and shown on the trail (issue 16 point 1, issue 27 point 1)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 
 from coordinates.models import Role
 from decisions.models import ClaimVerdict, Decision, State
-from tests.decisions.conftest import GOOD, WRONG_NUMBER, cite
+from tests.decisions.conftest import GOOD, UNVERIFIABLE, cite
 from tests.web.test_browser import (
     CHROMIUM,
     ZONE,
@@ -44,16 +45,16 @@ NOTE = "the policy says 500,000 yen"
 
 
 def submit_two_claims(base: str, key: str, paragraph: Any) -> int:
-    """POST an answer of two claims as the agent: the first holds, the second has the wrong
-    number."""
+    """POST an answer of two claims as the agent: the first the engine verifies, the second it
+    cannot (the paragraph says nothing of flights)."""
     body = {
         "question": "Who approves travel expenses above 500,000 yen?",
-        "answer": f"{GOOD} {WRONG_NUMBER}",
+        "answer": f"{GOOD} {UNVERIFIABLE}",
         "zone": ZONE,
         "agent": f"{ZONE}.A1",
         "claims": [
             {"text": GOOD, "citations": [cite(paragraph)]},
-            {"text": WRONG_NUMBER, "citations": [cite(paragraph)]},
+            {"text": UNVERIFIABLE, "citations": [cite(paragraph)]},
         ],
     }
     request = urllib.request.Request(  # noqa: S310 - the local test server
@@ -94,13 +95,21 @@ def test_a_reviewer_judges_each_claim_and_a_rejection_names_the_wrong_one(
     rita.click("#claim")
     rita.wait_for_selector("#reject")
 
-    # then each claim has a toggle, set to the engine's verdict
+    # then each claim has a choice, set where the engine verified it, open where it could not
     assert rita.is_checked("#claim-0-supported")
     assert not rita.is_checked("#claim-1-supported")
+    assert not rita.is_checked("#claim-1-unsupported")
+
+    # when she rejects without saying anything of the second claim
+    rita.fill("#reject-reason", "wrong amount")
+    rita.click("#reject")
+    # then the page stops it and asks for her choice
+    rita.wait_for_selector("#verdict-problem:not([hidden])")
+    assert "could not verify" in rita.inner_text("#verdict-problem")
+    assert Decision.objects.get(pk=decision_id).state == State.APPROVAL_REQUIRED
 
     # when she marks every claim supported and rejects
     rita.check("#claim-1-supported")
-    rita.fill("#reject-reason", "wrong amount")
     rita.click("#reject")
     # then the page stops it, says why, and nothing is rejected
     rita.wait_for_selector("#verdict-problem:not([hidden])")
@@ -113,8 +122,8 @@ def test_a_reviewer_judges_each_claim_and_a_rejection_names_the_wrong_one(
 
     # when she marks the second claim unsupported, with a note, and presses r on the toggle
     rita.fill("#claim-1-note", NOTE)
-    rita.uncheck("#claim-1-supported")
-    rita.focus("#claim-1-supported")
+    rita.check("#claim-1-unsupported")
+    rita.focus("#claim-1-unsupported")
     rita.keyboard.press("r")
     # then it is rejected and she is back at the queue, the next item in front of her
     rita.wait_for_url(f"{base}/queue/")

@@ -1,0 +1,182 @@
+"""The three verdicts (docs/math.md §9, DESIGN.md §6): refuted only when certain, verified only
+by construction, unverified for the rest. Each case of issue 27's "Why" and of seed 000's
+examples, with the verdict it should get; and the properties the gate relies on."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evidence.grounding import check_claim
+
+REMOTE = (
+    "Employees may request to work remotely up to 3 days per week, subject to approval by "
+    "their line manager."
+)
+HOTEL = "宿泊費は1泊あたり12,000円を上限とし、超過分は自己負担とする。"
+APPROVAL = "Expenses above 500,000 yen require prior approval by the division head."
+FILM = (
+    "The film premiered in May 2015 and went on to gross $181,674,817 at the worldwide box "
+    "office against a production budget of $60 million."
+)
+
+
+def verdict(claim: str, evidence: str) -> str:
+    return check_claim(claim, evidence).verdict
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        # seed 000's worked equivalences
+        ("出席率は8割以上が必要です。", "出席率は80%以上が必要である。"),
+        ("上限は1万2千円です。", "上限は12,000円とする。"),
+        (
+            "Equipment costs above five hundred dollars need approval.",
+            "Equipment costs above $500 need approval.",
+        ),
+        # the claim in the span's own words, numbers written otherwise
+        ("宿泊費は1泊あたり12,000円を上限とする。", HOTEL),
+        (APPROVAL, APPROVAL),
+        ("Expenses above 500,000 yen require prior approval.", APPROVAL),
+    ],
+)
+def test_the_same_fact_in_the_spans_words_is_verified(claim: str, evidence: str) -> None:
+    found = check_claim(claim, evidence)
+    assert found.verdict == "verified", found.reasons
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        # the payer swapped (seed 000): 会社が負担 where the span says 自己負担
+        ("宿泊費の超過分は会社が負担します。", HOTEL),
+        # the approver swapped
+        ("Expenses above 500,000 yen require prior approval by finance.", APPROVAL),
+        ("Finance must approve requests to work remotely.", REMOTE),
+        # a number the aligned span contradicts
+        ("Expenses above 300,000 yen require prior approval by the division head.", APPROVAL),
+        ("Employees may request to work remotely up to 5 days per week.", REMOTE),
+        # an explicit negation
+        ("Expenses above 500,000 yen do not require prior approval.", APPROVAL),
+    ],
+)
+def test_what_the_span_says_otherwise_is_refuted(claim: str, evidence: str) -> None:
+    found = check_claim(claim, evidence)
+    assert found.verdict == "refuted", found.reasons
+    assert not found.supported
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        # 67% of key terms: shown to reviewers as supported before; nothing in the span says
+        # who approves reimbursements, nor "every"
+        (
+            "Finance must approve every reimbursement.",
+            "Approved expenses are reimbursed within 30 days of submission.",
+        ),
+        # a scope word the span does not have
+        ("All employees may request to work remotely.", REMOTE),
+        # a paraphrase: plausibly right, not verifiable by construction
+        ("Staff can ask to telework a few days each week.", REMOTE),
+        # the span never says it (and nothing in it says otherwise)
+        ("Business class flights are always allowed.", APPROVAL),
+        # a number the span does not state at all: absent, not contradicted
+        ("Employees get 25 days of annual leave.", REMOTE),
+    ],
+)
+def test_what_the_engine_cannot_vouch_for_is_unverified(claim: str, evidence: str) -> None:
+    found = check_claim(claim, evidence)
+    assert found.verdict == "unverified", found.reasons
+
+
+def test_an_unverified_claim_says_what_the_span_lacks() -> None:
+    found = check_claim("All employees may request to work remotely.", REMOTE)
+    assert found.supported  # the old check passed it
+    assert any("does not say all" in r for r in found.reasons), found.reasons
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "",
+        "   ",
+        "\u200b\u200d\u2060",
+        "500,000",
+        "¥500,000 円 yen",
+        "Employees 従業員 may リモート work.",
+    ],
+)
+def test_bad_claims_get_a_verdict_and_no_exception(claim: str) -> None:
+    found = check_claim(claim, APPROVAL)
+    assert found.verdict in ("verified", "unverified", "refuted")
+    assert found.reasons
+
+
+def test_a_source_of_only_numbers_gets_a_verdict() -> None:
+    assert verdict(APPROVAL, "1 2 3 4 500 600 700,000") in ("unverified", "refuted")
+
+
+UNRELATED = st.sampled_from(
+    [
+        "The cafeteria opens at 8 am.",
+        "Parking permits are issued by facilities.",
+        "The office is closed on national holidays.",
+        "会議室の予約は総務部が管理する。",
+        "Printers are serviced every quarter.",
+    ]
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(UNRELATED, st.booleans())
+def test_an_unrelated_sentence_never_turns_verified_into_refuted(
+    unrelated: str, before: bool
+) -> None:
+    for claim, evidence in [
+        ("Expenses above 500,000 yen require prior approval.", APPROVAL),
+        ("宿泊費は1泊あたり12,000円を上限とする。", HOTEL),
+        ("Employees may request to work remotely up to 3 days per week.", REMOTE),
+    ]:
+        assert verdict(claim, evidence) == "verified"
+        padded = f"{unrelated} {evidence}" if before else f"{evidence} {unrelated}"
+        assert verdict(claim, padded) != "refuted", padded
+
+
+MINUTES = (
+    "Anna opened the meeting and went through the agenda. Ben said the printer on the third "
+    "floor is not working again. Carla presented the new budget for the marketing campaign."
+)
+
+
+def test_a_negation_against_a_clause_about_something_else_refutes_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the closest clause ("Carla presented the new budget ...") shares one word of six
+    loose = "Dave did not present the travel plans for the sales team."
+    found = check_claim(loose, MINUTES)
+    assert (found.verdict, found.supported) == ("unverified", False)
+    # the same negation against the clause it is about refutes
+    assert verdict("Carla did not present the new budget for the marketing campaign.", MINUTES) == (
+        "refuted"
+    )
+    assert verdict("Ben said the printer on the third floor is working again.", MINUTES) == (
+        "refuted"
+    )
+    # and without the alignment rule the loose one would be refused
+    monkeypatch.setattr("evidence.grounding.REVERSAL_ALIGNMENT", 0.0)
+    assert verdict(loose, MINUTES) == "refuted"
+
+
+def test_a_negation_of_a_word_the_claim_never_says_is_no_reversal() -> None:
+    # a meeting summary: the cost came down by not using the feature; the claim says the
+    # feature made it expensive. Not the words of the span, but not its reversal either.
+    evidence = (
+        "The designer cut the price to twelve euros by not using the voice recognition feature."
+    )
+    claim = "The price was too high because of the voice recognition feature."
+    assert verdict(claim, evidence) == "unverified"
+    # a claim that states the negated word is reversed
+    assert verdict("The designer used the voice recognition feature.", evidence) == "refuted"
