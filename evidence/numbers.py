@@ -347,6 +347,8 @@ def _extract(text: str) -> tuple[Quantity, ...]:
     # Every scale word but "thousand" ends in "illion": a substring test skips the pass.
     if has_numeral and ("illion" in folded or "thousand" in folded):
         folded = _DIGITS_AND_SCALE.sub(_expand_scale, folded)
+    if has_numeral and _SHORT_SCALE_HINT.search(folded):
+        folded = _SHORT_SCALE.sub(_expand_short_scale, folded)
     words = frozenset(_PLAIN_WORD.findall(folded))
     if not _NUMBER_WORDS.isdisjoint(words):
         # text2num turns "one hundred and five" / "three million" into digits; lone "one"
@@ -368,6 +370,23 @@ def _gregorian_year(match: re.Match[str]) -> str:
     era, year = match.group(1), match.group(2)
     number = 1 if year == "元" else int(year) if year.isdigit() else kanjize.kanji2number(year)
     return f"{_ERAS[era] + number}年"
+
+
+# Scales written short, as the financial press does: "$5bn", "£2.5bn", "30mn", "$3.2tn";
+# "k", "m" and "b" only right after a currency sign ("$181m"), since "5m" alone is metres
+# and "5k" a race.
+_SHORT_SCALES = {"k": 3, "m": 6, "mn": 6, "b": 9, "bn": 9, "tn": 12}
+_SHORT_SCALE = re.compile(
+    r"(?P<sign>[$£€¥])?(?P<digits>\d[\d,]*(?:\.\d+)?)\s?(?P<scale>bn|mn|tn|k|m|b)\b"
+)
+_SHORT_SCALE_HINT = re.compile(r"\d\s?(?:bn|mn|tn|k|m|b)\b")
+
+
+def _expand_short_scale(match: re.Match[str]) -> str:
+    sign, scale = match.group("sign") or "", match.group("scale")
+    if scale in ("k", "m", "b") and not sign:
+        return match.group(0)
+    return f"{sign}{match.group('digits').replace(',', '')}e{_SHORT_SCALES[scale]}"
 
 
 def _expand_scale(match: re.Match[str]) -> str:

@@ -662,7 +662,7 @@ def evaluate_bundle(
     moved: dict[int, tuple[Verdict, str]] = {}
     for k in factual:
         mine = [i for i in held if i.claim == k]
-        rules = claim_verdict([(i.verdict, i.coverage) for i in mine])
+        rules = claim_verdict([(i.verdict, i.coverage, i.supported) for i in mine])
         move = judge_move(rules, judged.get(k) if judged else None, values)
         if move is not None:
             moved[k] = move
@@ -703,7 +703,9 @@ def evaluate_bundle(
         reasons: list[str] = []
         from_answer = k >= len(submitted)
         verdict = claim_verdict(
-            [(i.verdict, i.coverage) for i in items if i.claim == k] if kind == "factual" else []
+            [(i.verdict, i.coverage, i.supported) for i in items if i.claim == k]
+            if kind == "factual"
+            else []
         )
         if k in moved:
             verdict = moved[k][0]
@@ -862,18 +864,23 @@ def judge_move(
     return None
 
 
-def claim_verdict(items: Sequence[tuple[Verdict, float]]) -> Verdict:
-    """A claim's verdict from its citations' (verdict, coverage). Refuted when one cites
-    what does not exist (refuted at coverage 0: the agent made a source up), or when the
-    citations that hold most of its words all refute it; verified when one verifies it;
-    else (no citation, paraphrase, evidence that disagrees with itself) unverified. Another
-    paragraph that merely states another number of the same unit refutes nothing."""
-    if any(verdict == "refuted" and coverage == 0.0 for verdict, coverage in items):
+def claim_verdict(items: Sequence[tuple[Verdict, float, bool]]) -> Verdict:
+    """A claim's verdict from its citations' (verdict, coverage, supported). Refuted when
+    one cites what does not exist (refuted at coverage 0: the agent made a source up), or
+    when the citations that hold most of its words all refute it and no other citation
+    states it; verified when one verifies it; else (no citation, paraphrase, evidence that
+    disagrees with itself) unverified. Another paragraph that merely states another number
+    of the same unit refutes nothing, nor does one that holds more of the claim's words than
+    the paragraph that states it ("$5bn in 2023" where another company's $10bn is told
+    with more of the same words)."""
+    if any(verdict == "refuted" and coverage == 0.0 for verdict, coverage, _ in items):
         return "refuted"
-    if any(verdict == "verified" for verdict, _ in items):
+    if any(verdict == "verified" for verdict, _, _ in items):
         return "verified"
-    best = max((coverage for _, coverage in items), default=None)
-    if best is not None and all(v == "refuted" for v, c in items if c == best):
+    if any(supported for _, _, supported in items):
+        return "unverified"
+    best = max((coverage for _, coverage, _ in items), default=None)
+    if best is not None and all(v == "refuted" for v, c, _ in items if c == best):
         return "refuted"
     return "unverified"
 

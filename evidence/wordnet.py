@@ -193,17 +193,21 @@ _SUFFIXES = {
 
 
 @lru_cache(maxsize=65536)
-@lru_cache(maxsize=65536)
 def lemmas(word: str) -> frozenset[str]:
     """The WordNet base forms of `word` in any part of speech, the word itself included
     when WordNet lists it: "exceeding" -> {"exceed", "exceeding"}. Empty when unknown."""
     db = _database()
     word = " ".join(word.lower().split())
     found: set[str] = set()
+    # A word WordNet lists as it is is not read as an adjective's comparative: "offer" is
+    # not "more off" (whose opposite is "on"), "number" not "more numb".
+    listed = any(word in known for known in db.lemmas.values())
     for pos, known in db.lemmas.items():
         if word in known:
             found.add(word)
         found.update(b for b in db.exceptions[pos].get(word, ()) if b in known)
+        if pos == "a" and listed:
+            continue
         for ending, replacement in _SUFFIXES[pos]:
             if word.endswith(ending) and len(word) > len(ending):
                 base = word[: -len(ending)] + replacement

@@ -553,3 +553,31 @@ def test_an_interval_entails_every_point_inside_it_but_a_limit_only_its_own_figu
         assert relation_to_x == ("compatible" if claim.asserted.holds(x) else "contradicts")
     elif claim.asserted.holds(x):
         assert relation_to_x == "entails"
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "unit"),
+    [
+        ("guided for sales of $5bn in 2023", Decimal(5 * 10**9), "USD"),
+        ("revenue of $181m", Decimal(181 * 10**6), "USD"),
+        ("a £2.5bn deal", Decimal(25 * 10**8), "GBP"),
+        ("$3.2tn of debt", Decimal(32 * 10**11), "USD"),
+        ("a $500k budget", Decimal(500_000), "USD"),
+        ("5bn dollars", Decimal(5 * 10**9), "USD"),
+    ],
+)
+def test_scales_written_short_are_read_as_the_press_writes_them(
+    text: str, value: Decimal, unit: str
+) -> None:
+    (found, *_) = extract_numbers(text)
+    assert (found.value, found.unit) == (value, unit)
+
+
+@pytest.mark.parametrize("text", ["a 5m wall", "she ran a 5k race", "plan b"])
+def test_a_lone_k_m_or_b_is_no_scale(text: str) -> None:
+    assert all(q.value < 10 for q in extract_numbers(text))
+
+
+def test_short_and_long_scales_agree_and_disagree_as_values_do() -> None:
+    assert numbers_match(extract_numbers("sales of $5bn"), extract_numbers("$5 billion"))[0]
+    assert not numbers_match(extract_numbers("sales of $5bn"), extract_numbers("$10bn"))[0]

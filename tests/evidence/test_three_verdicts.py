@@ -180,3 +180,15 @@ def test_a_negation_of_a_word_the_claim_never_says_is_no_reversal() -> None:
     assert verdict(claim, evidence) == "unverified"
     # a claim that states the negated word is reversed
     assert verdict("The designer used the voice recognition feature.", evidence) == "refuted"
+
+
+def test_a_claim_one_citation_states_is_not_refuted_by_another_with_more_of_its_words() -> None:
+    from evidence.validation import claim_verdict
+
+    # another company's figure, told with more of the claim's words, against the paragraph
+    # that states the claim's own: a person decides, nothing is refused
+    assert claim_verdict([("refuted", 0.8, False), ("unverified", 0.6, True)]) == "unverified"
+    # no citation states it, and the closest refutes it
+    assert claim_verdict([("refuted", 0.8, False), ("unverified", 0.6, False)]) == "refuted"
+    # a made-up source refutes whatever else is cited
+    assert claim_verdict([("refuted", 0.0, False), ("verified", 1.0, True)]) == "refuted"

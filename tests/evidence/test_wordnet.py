@@ -106,3 +106,11 @@ def test_the_database_is_wordnet_3_0_with_its_licence() -> None:
     assert "WordNet 3.0" in (folder / "LICENSE").read_text(encoding="utf-8") or (
         folder.as_posix() == "/usr/share/wordnet"
     )
+
+
+def test_a_listed_word_is_not_read_as_a_comparative() -> None:
+    # "offer" is a word of its own, not "more off" (whose opposite is "on")
+    assert wordnet.lemmas("offer") == frozenset({"offer"})
+    assert "on" not in wordnet.antonyms("offer")
+    # an unlisted comparative still finds its adjective
+    assert "cheap" in wordnet.lemmas("cheaper")
