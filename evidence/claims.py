@@ -19,6 +19,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from evidence.numbers import Quantity, extract_numbers, same_quantity
 from evidence.text import (
@@ -142,10 +143,17 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     Split as if `text` held no format (Cf) character, as split_sentences splits: the offsets
     are into `text` itself, a format character inside a span kept in it.
     """
+    return list(_spans_of(text))
+
+
+# A paragraph is split once however many claims are aligned to it: a plain answer aligns
+# each of its claims to every paragraph of its sources (bench/bench_long_source.py).
+@lru_cache(maxsize=4096)
+def _spans_of(text: str) -> tuple[tuple[int, int], ...]:
     free, kept = format_free(text)
     if free is text:
-        return _sentence_spans(text)
-    return [original_span(kept, s, e) for s, e in _sentence_spans(free)]
+        return tuple(_sentence_spans(text))
+    return tuple(original_span(kept, s, e) for s, e in _sentence_spans(free))
 
 
 def _sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -496,7 +504,30 @@ class _Sentence:
     numbers: frozenset[int]  # indexes of the claim's quantities it states
 
 
+# A claim citing more paragraphs than this is checked in full only against those that hold
+# its best aligned spans (at most MAX_ALIGNMENTS of them): a plain answer may cite a whole
+# 50-paragraph article, and the rest cannot say it better than its closest spans do.
+CHECKED_PARAGRAPHS = MAX_ALIGNMENTS
+
+
+def closest(claim: str, paragraphs: Sequence[str]) -> frozenset[int]:
+    """The indexes of the paragraphs to check `claim` against in full: all of them up to
+    CHECKED_PARAGRAPHS, else those holding its best aligned spans (none when no sentence
+    shares a content term with it)."""
+    if len(paragraphs) <= CHECKED_PARAGRAPHS:
+        return frozenset(range(len(paragraphs)))
+    return frozenset(a.paragraph for a in _align(claim, tuple(paragraphs)))
+
+
 def align(claim: str, paragraphs: Sequence[str]) -> list[Alignment]:
+    """The spans of `paragraphs` that best support `claim` (see `_align`)."""
+    return list(_align(claim, tuple(paragraphs)))
+
+
+# The checks of one claim against one paragraph ask for the same alignment several times
+# (the antonym swap, what verification lacks, the span shown to the reviewer).
+@lru_cache(maxsize=8192)
+def _align(claim: str, paragraphs: tuple[str, ...]) -> tuple[Alignment, ...]:
     """The spans of `paragraphs` that best support `claim`, best first, at most three.
 
     A span is a sentence of a paragraph (split as `split_claims` splits sentences:
@@ -510,7 +541,7 @@ def align(claim: str, paragraphs: Sequence[str]) -> list[Alignment]:
     bare = _MARKER.sub(" ", claim)
     terms = frozenset(content_terms(bare)) if bare.strip() else frozenset()
     if not terms or not paragraphs:
-        return []
+        return ()
     quantities = extract_numbers(bare)
     candidates: list[Alignment] = []
     for index, paragraph in enumerate(paragraphs):
@@ -561,14 +592,20 @@ def align(claim: str, paragraphs: Sequence[str]) -> list[Alignment]:
         chosen.append(candidate)
         if len(chosen) == MAX_ALIGNMENTS:
             break
-    return chosen
+    return tuple(chosen)
+
+
+@lru_cache(maxsize=65536)
+def _sentence_terms(sentence: str) -> frozenset[str]:
+    # Every claim of an answer is aligned to the same sentences of its sources.
+    return frozenset(content_terms(sentence))
 
 
 def _read_sentence(
     paragraph: str, start: int, end: int, terms: frozenset[str], quantities: list[Quantity]
 ) -> _Sentence:
     text = paragraph[start:end]
-    held = terms & frozenset(content_terms(text))
+    held = terms & _sentence_terms(text)
     stated: frozenset[int] = frozenset()
     if held and quantities:
         found = extract_numbers(text)

@@ -61,6 +61,9 @@ VERIFIED = gettext_noop(
 NOT_VERIFIED = gettext_noop(
     "not verified: the cited text's closest sentence does not say %(missing)s; a person decides"
 )
+NOT_CLOSEST = gettext_noop(
+    "other paragraphs of the cited sources say more of this claim: it was checked there"
+)
 JUDGE_VERIFIED = gettext_noop(
     "verified by the judge %(model)s (confidence %(confidence)s), as this zone allows"
 )

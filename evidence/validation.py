@@ -24,9 +24,10 @@ from coordinates.selectors import EffectivePolicy
 from evidence import calibration, nli, questions, scoring, verifier
 from evidence import reasons as why
 from evidence.answers import SAYS_COVERAGE, Reading, read_answer, unmarked
-from evidence.claims import align, sentence_spans
+from evidence.claims import align, closest, sentence_spans
 from evidence.currency import check_current, current_of, current_reason, release_reason
 from evidence.grounding import (
+    Grounding,
     Verdict,
     check_claim,
     claims_without_numbers_share,
@@ -294,11 +295,31 @@ def read_cited(bundles: Sequence[EvidenceBundle]) -> Cited:
     return Cited(found, cited, calibrations, disputed, current)
 
 
-def _judge(item: Item, statement: str, similarity: float, now: datetime) -> None:
+def _far_items(resolved: Sequence[Item], statements: Sequence[str]) -> set[int]:
+    """The positions in `resolved` of the items whose claim cites closer paragraphs (see
+    evidence.claims.closest): checked no further, so a long source costs its claims an
+    alignment, not a full check of every paragraph (bench/bench_long_source.py)."""
+    by_claim: dict[int, list[int]] = {}
+    for position, item in enumerate(resolved):
+        by_claim.setdefault(item.claim, []).append(position)
+    far: set[int] = set()
+    for claim, positions in by_claim.items():
+        near = closest(statements[claim], [resolved[p].span for p in positions])
+        far.update(p for n, p in enumerate(positions) if n not in near)
+    return far
+
+
+def _judge(
+    item: Item, statement: str, similarity: float, now: datetime, *, far: bool = False
+) -> None:
     if item.problem is not None or item.version is None:
         item.reasons = [item.problem or why.UNRESOLVED]
         return
-    verdict = check_claim(statement, item.span, similarity=similarity)
+    verdict = (
+        Grounding(False, [why.NOT_CLOSEST], "factual", coverage=0.0, similarity=similarity)
+        if far
+        else check_claim(statement, item.span, similarity=similarity)
+    )
     version = item.version
     item.similarity = max(similarity, 0.0)
     item.coverage = verdict.coverage
@@ -315,7 +336,7 @@ def _judge(item: Item, statement: str, similarity: float, now: datetime) -> None
     item.supported = verdict.supported
     item.verdict = verdict.verdict
     item.probability = verdict.probability
-    if "start" not in item.cited and "end" not in item.cited:
+    if "start" not in item.cited and "end" not in item.cited and not far:
         # A whole paragraph cited: the reviewer sees the sentence(s) that bear on the claim.
         best = align(statement, [item.span])
         item.aligned = (best[0].start, best[0].end) if best else None
@@ -628,13 +649,14 @@ def evaluate_bundle(
     resolved = [i for i in items if i.paragraph is not None]
     vectors = model.embed(statements + [i.span for i in resolved])
     relevance: dict[str, float] = {}  # one reading of each span, however many claims cite it
+    far = _far_items(resolved, statements)
     for index, item in enumerate(resolved):
         if asked is not None:
             if item.span not in relevance:
                 relevance[item.span] = questions.relevance(asked, item.span)
             item.question_relevance = relevance[item.span]
         similarity = cosine(vectors[item.claim], vectors[len(statements) + index])
-        _judge(item, statements[item.claim], similarity, now)
+        _judge(item, statements[item.claim], similarity, now, far=index in far)
     for item in items:
         if item.paragraph is None:
             _judge(item, statements[item.claim], 0.0, now)

@@ -7,6 +7,7 @@ import pytest
 
 from coordinates.coordinate import parse
 from coordinates.selectors import effective_policy
+from evidence import reasons as why
 from evidence.models import Paragraph
 from evidence.services import bundle_create
 from evidence.validation import validate_bundle
@@ -297,3 +298,37 @@ def test_a_claim_copied_word_for_word_from_its_paragraph_is_supported(
     claim = report.body["claims"][0]
     assert claim["supported"] is True
     assert claim["evidence"][0]["signals"]["similarity"] == 1.0
+
+
+LONG_SOURCE = "\n\n".join(
+    [
+        "Expenses above 500,000 yen require prior approval by the division head.",
+        *(
+            f"Section {n} describes the office plant rota, the kitchen rules and the car park "
+            f"for the {n}th floor of the building."
+            for n in range(1, 12)
+        ),
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "verdict"),
+    [
+        ("Expenses above 500,000 yen require prior approval by the division head.", "verified"),
+        ("Expenses above 300,000 yen require prior approval by the division head.", "refuted"),
+    ],
+)
+def test_a_claim_citing_a_long_source_is_checked_where_it_is_said(
+    ingest: Callable[..., Any], claim: str, verdict: str
+) -> None:
+    # a claim citing all twelve paragraphs of a memo: checked in full against the closest
+    ingest(LONG_SOURCE, title="Office memo", key="memo")
+    cited = list(Paragraph.objects.filter(current=True).order_by("number"))
+    assert len(cited) == 12
+    report = validate([{"text": claim, "citations": [cite(p) for p in cited]}])
+    found = report.body["claims"][0]
+    assert found["verdict"] == verdict
+    # the other paragraphs, which share none of its words, are not read in full
+    far = [e for e in found["evidence"] if e["reasons"] == [why.NOT_CLOSEST]]
+    assert len(far) == 11
