@@ -62,6 +62,11 @@ GATES = ("auto", "flagged", "required", "blocked")
 RELEASED = frozenset({"auto", "flagged"})
 COVERAGES = (0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 1.0)
 MAX_SOURCES = 50  # the API's limit on a plain answer's sources (decisions.api_decisions)
+# With a plug-in judge (MARIA_NLI_MODEL or MARIA_JUDGE_URL in the environment), what each
+# zone lets it do: BENCH_RELEASED_JUDGE_MOVES=verify,refute (empty: the default, nothing).
+JUDGE_MOVES = tuple(
+    m for m in os.environ.get("BENCH_RELEASED_JUDGE_MOVES", "").replace(" ", "").split(",") if m
+)
 ERRORS_SHOWN = 3
 
 
@@ -245,6 +250,16 @@ class Agent:
 
         self.zone, self.agent = zone, f"{zone}.A1"
         zone_add(coordinate=parse(zone))
+        if JUDGE_MOVES:
+            from coordinates.selectors import zone_get
+            from coordinates.services import policy_update
+
+            policy_update(
+                zone=zone_get(parse(zone)),
+                overrides={"judge_moves": list(JUDGE_MOVES)},
+                reason="bench: the judge may move claims",
+                actor=None,
+            )
         _, key = token_issue(agent=parse(self.agent))
         self.client = APIClient()
         self.client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
@@ -554,6 +569,11 @@ def main() -> None:
         f'question "{QUESTION_EN}" / 「{QUESTION_JA}」, default zone policy, SQLite, Celery '
         f"eager); engine {_commit()}; limit {LIMIT or 'none'} per label of each "
         "SummEdits domain and of JNLI"
+    )
+    judge = os.environ.get("MARIA_NLI_MODEL") or os.environ.get("MARIA_JUDGE_URL") or ""
+    print(
+        f"plug-in judge: {judge or 'none (the default install)'}; it may "
+        f"{' and '.join(JUDGE_MOVES) or 'move nothing'} (BENCH_RELEASED_JUDGE_MOVES)"
     )
     averages = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     print(

@@ -466,14 +466,35 @@ def _paragraph(paragraph: str) -> tuple[tuple[Quantity, ...], frozenset[str], tu
     return tuple(extract_numbers(paragraph)), frozenset(content_terms(paragraph)), clauses
 
 
+# A paragraph longer than this (a 2 MB memo with no paragraph breaks) is read only around
+# the claim's best aligned spans, CONTEXT_CHARS either side: the rest cannot say it better,
+# and reading all of it costs seconds per claim.
+MAX_PARAGRAPH_CHARS = 20_000
+CONTEXT_CHARS = 2_000
+
+
 def check_claim(claim: str, paragraph: str, *, similarity: float | None = None) -> Grounding:
     """Whether the paragraph supports the claim (the rules: numbers found, no reversal, terms
     covered), with the learned verifier's calibrated probability beside the verdict."""
+    paragraph = _around_claim(claim, paragraph)
     verdict = rule_verdict(claim, paragraph, similarity=similarity)
     if verdict.kind != "factual":
         return verdict
     signals = verifier.claim_signals(claim, paragraph, verdict)
     return replace(verdict, probability=verifier.model().for_claim(claim).probability(signals))
+
+
+def _around_claim(claim: str, paragraph: str) -> str:
+    """The paragraph, or for one over MAX_PARAGRAPH_CHARS the stretches around the claim's
+    best aligned spans (joined by line breaks, in the paragraph's order)."""
+    if len(paragraph) <= MAX_PARAGRAPH_CHARS:
+        return paragraph
+    found = sorted(align(claim, [paragraph]), key=lambda a: a.start)
+    if not found:
+        return paragraph[:MAX_PARAGRAPH_CHARS]
+    return "\n".join(
+        paragraph[max(0, a.start - CONTEXT_CHARS) : a.end + CONTEXT_CHARS] for a in found
+    )
 
 
 def rule_verdict(claim: str, paragraph: str, *, similarity: float | None = None) -> Grounding:

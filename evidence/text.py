@@ -205,9 +205,25 @@ def has_japanese(text: str) -> bool:
     return re.search(f"[{_JA_CHARS}]", text) is not None
 
 
+# Sudachi refuses an input over 49,149 bytes: a longer text is read in pieces of at most
+# this many characters (three bytes each at most), cut after a 。 where there is one.
+SUDACHI_CHARS = 16_000
+
+
+def _pieces(text: str) -> list[str]:
+    pieces = []
+    while len(text) > SUDACHI_CHARS:
+        cut = text.rfind("。", 0, SUDACHI_CHARS) + 1 or SUDACHI_CHARS
+        pieces.append(text[:cut])
+        text = text[cut:]
+    return [*pieces, text] if text else pieces
+
+
 @lru_cache(maxsize=16384)
 def japanese_morphemes(text: str) -> tuple[Morpheme, ...]:
     """Sudachi morphemes (mode B) of already-normalised text, punctuation included."""
+    if len(text) > SUDACHI_CHARS:
+        return tuple(m for piece in _pieces(text) for m in japanese_morphemes(piece))
     tokens = _sudachi().tokenize(text)
     pos_names = _local.pos
     out = []

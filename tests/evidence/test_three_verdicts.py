@@ -115,6 +115,22 @@ def test_bad_claims_get_a_verdict_and_no_exception(claim: str) -> None:
     assert found.reasons
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        ("The division head approves expenses above 500,000 yen in advance. " * 30_000)[
+            :2_000_000
+        ],
+        # one Japanese run far past the 49,149 bytes Sudachi reads at once
+        "部長は50万円を超える経費を事前に承認する。" * 35_000,
+    ],
+)
+def test_a_two_megabyte_source_gets_a_verdict_read_around_the_claim(source: str) -> None:
+    found = check_claim(APPROVAL, source)
+    assert found.verdict in ("verified", "unverified")
+    assert found.reasons
+
+
 def test_a_source_of_only_numbers_gets_a_verdict() -> None:
     assert verdict(APPROVAL, "1 2 3 4 500 600 700,000") in ("unverified", "refuted")
 
