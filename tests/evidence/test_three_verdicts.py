@@ -118,9 +118,7 @@ def test_bad_claims_get_a_verdict_and_no_exception(claim: str) -> None:
 @pytest.mark.parametrize(
     "source",
     [
-        ("The division head approves expenses above 500,000 yen in advance. " * 30_000)[
-            :2_000_000
-        ],
+        ("The division head approves expenses above 500,000 yen in advance. " * 30_000)[:2_000_000],
         # one Japanese run far past the 49,149 bytes Sudachi reads at once
         "部長は50万円を超える経費を事前に承認する。" * 35_000,
     ],
