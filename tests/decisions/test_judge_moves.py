@@ -25,80 +25,59 @@ LENIENT = {"tau": 0.3, "refusal_floor": 0.2, "floor": 0.05}
 
 
 @pytest.fixture
-def judge_says(
-    settings: Any, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Callable[[str], None]]:
-    def use(label: str) -> None:
+def answer(
+    settings: Any,
+    tmp_path_factory: pytest.TempPathFactory,
+    policy_doc: Any,
+    set_policy: Callable[..., Any],
+    submit: Callable[..., Any],
+) -> Iterator[Callable[..., tuple[str, dict[str, Any]]]]:
+    """Submit one claim citing the policy paragraph with a tiny NLI model that always says
+    `label` as the judge and the zone's policy set to LENIENT plus `policy`: (the gate, the
+    report's claim)."""
+    keys = iter(range(1000))
+
+    def run(label: str, text: str, **policy: Any) -> tuple[str, dict[str, Any]]:
         root = tmp_path_factory.mktemp(label)
         settings.MARIA_NLI_MODEL = str(tiny_model(root / label, NLI3, label))
+        set_policy(**LENIENT, **policy)
+        response = submit([{"text": text, "citations": [cite(policy_doc)]}], key=f"k{next(keys)}")
+        report = Decision.objects.get(pk=response.json()["id"]).report
+        assert report is not None
+        return response.json()["gate"], report.body["claims"][0]
 
-    yield use
+    yield run
     nli._load.cache_clear()
 
 
-def _claim(response: Any) -> dict[str, Any]:
-    claims: list[dict[str, Any]] = response.json()["claims"]
-    return claims[0]
-
-
-def test_by_default_the_judge_is_recorded_and_moves_nothing(
-    judge_says: Callable[[str], None],
-    policy_doc: Any,
-    set_policy: Callable[..., Any],
-    submit: Callable[..., Any],
-) -> None:
-    judge_says("entailment")
-    set_policy(**LENIENT)
-    response = submit([{"text": LOOSE, "citations": [cite(policy_doc)]}])
-    assert response.json()["gate"] == "required"
-    assert _claim(response)["verdict"] == "unverified"
+def test_by_default_the_judge_is_recorded_and_moves_nothing(answer: Callable[..., Any]) -> None:
+    gate, claim = answer("entailment", LOOSE)
+    assert (gate, claim["verdict"]) == ("required", "unverified")
+    assert claim["judge"]["supported"] is True
 
 
 def test_a_zone_that_allows_it_lets_the_judge_verify_and_release(
-    judge_says: Callable[[str], None],
-    policy_doc: Any,
-    set_policy: Callable[..., Any],
-    submit: Callable[..., Any],
+    answer: Callable[..., Any],
 ) -> None:
-    judge_says("entailment")
-    set_policy(**LENIENT, judge_moves=["verify"], judge_confidence=0.9)
-    response = submit([{"text": LOOSE, "citations": [cite(policy_doc)]}])
-    assert response.json()["gate"] == "auto"
-    assert _claim(response)["verdict"] == "verified"
+    gate, claim = answer("entailment", LOOSE, judge_moves=["verify"], judge_confidence=0.9)
+    assert (gate, claim["verdict"]) == ("auto", "verified")
     # and the reviewer and auditor read who verified it
-    report = Decision.objects.get(pk=response.json()["id"]).report
-    assert report is not None
-    claim = report.body["claims"][0]
     assert claim["verdict_by"] == "judge"
     assert claim["judge"]["model"] == "nli:entailment"
     assert any("verified by the judge nli:entailment" in r for r in claim["reasons"])
 
 
-def test_the_judge_must_be_as_sure_as_the_zone_asks(
-    judge_says: Callable[[str], None],
-    policy_doc: Any,
-    set_policy: Callable[..., Any],
-    submit: Callable[..., Any],
-) -> None:
-    judge_says("entailment")  # softmax(6, 0, 0): 0.995
-    set_policy(**LENIENT, judge_moves=["verify"], judge_confidence=0.999)
-    response = submit([{"text": LOOSE, "citations": [cite(policy_doc)]}])
-    assert (response.json()["gate"], _claim(response)["verdict"]) == ("required", "unverified")
+def test_the_judge_must_be_as_sure_as_the_zone_asks(answer: Callable[..., Any]) -> None:
+    # softmax(6, 0, 0): 0.995
+    gate, claim = answer("entailment", LOOSE, judge_moves=["verify"], judge_confidence=0.999)
+    assert (gate, claim["verdict"]) == ("required", "unverified")
 
 
-def test_a_refutation_needs_its_own_permission(
-    judge_says: Callable[[str], None],
-    policy_doc: Any,
-    set_policy: Callable[..., Any],
-    submit: Callable[..., Any],
-) -> None:
-    judge_says("contradiction")
-    set_policy(**LENIENT, judge_moves=["verify"])
-    kept = submit([{"text": LOOSE, "citations": [cite(policy_doc)]}], key="verify-only")
-    assert (kept.json()["gate"], _claim(kept)["verdict"]) == ("required", "unverified")
-    set_policy(**LENIENT, judge_moves=["verify", "refute"])
-    refused = submit([{"text": LOOSE, "citations": [cite(policy_doc)]}], key="both")
-    assert (refused.json()["gate"], _claim(refused)["verdict"]) == ("blocked", "refuted")
+def test_a_refutation_needs_its_own_permission(answer: Callable[..., Any]) -> None:
+    gate, claim = answer("contradiction", LOOSE, judge_moves=["verify"])
+    assert (gate, claim["verdict"]) == ("required", "unverified")
+    gate, claim = answer("contradiction", LOOSE, judge_moves=["verify", "refute"])
+    assert (gate, claim["verdict"]) == ("blocked", "refuted")
 
 
 @pytest.mark.parametrize(("label", "text", "gate"), [
@@ -106,18 +85,10 @@ def test_a_refutation_needs_its_own_permission(
     ("contradiction", GOOD, "auto"),  # the rules verify it: no judge refuses it
 ])  # fmt: skip
 def test_the_judge_never_overrules_what_the_rules_show(
-    label: str,
-    text: str,
-    gate: str,
-    judge_says: Callable[[str], None],
-    policy_doc: Any,
-    set_policy: Callable[..., Any],
-    submit: Callable[..., Any],
+    label: str, text: str, gate: str, answer: Callable[..., Any]
 ) -> None:
-    judge_says(label)
-    set_policy(**LENIENT, judge_moves=["verify", "refute"], judge_confidence=0.5)
-    response = submit([{"text": text, "citations": [cite(policy_doc)]}])
-    assert response.json()["gate"] == gate
+    moves = {"judge_moves": ["verify", "refute"], "judge_confidence": 0.5}
+    assert answer(label, text, **moves)[0] == gate
 
 
 def test_a_model_that_cannot_serve_costs_the_judge_not_the_answer(
@@ -133,5 +104,5 @@ def test_a_model_that_cannot_serve_costs_the_judge_not_the_answer(
     response = submit([{"text": GOOD, "citations": [cite(policy_doc)]}])
     assert response.status_code == 201
     assert response.json()["gate"] == "auto"
-    assert "judge" not in _claim(response)
+    assert "judge" not in response.json()["claims"][0]
     assert "MARIA_NLI_MODEL cannot serve" in caplog.text
