@@ -748,7 +748,10 @@ def _lacking(statement: str, paragraph: str, claim_numbers: list[Quantity]) -> l
         span_terms = frozenset(content_terms(span))
         _, absent_numbers = numbers_match(claim_numbers, extract_numbers(span))
         span_scope, span_negations = _scope(span)
-        lacking = _surface_words(key_terms - span_terms, statement, [])
+        absent = key_terms - span_terms
+        if absent and not statement.isascii():
+            absent = {t for t in absent if not _written_otherwise(t, statement, span)}
+        lacking = _surface_words(absent, statement, [])
         lacking += [str(q) for q in absent_numbers]
         lacking += sorted(scope - span_scope)
         if negations % 2 != span_negations % 2 and "not" not in lacking:
@@ -758,6 +761,28 @@ def _lacking(statement: str, paragraph: str, claim_numbers: list[Quantity]) -> l
         if best is None or len(lacking) < len(best):
             best = lacking
     return best if best is not None else [why.NO_ALIGNED_SPAN]
+
+
+_KANA = re.compile(r"[\u3041-\u309f\u30a0-\u30ffー]+")
+
+
+def _written_otherwise(term: str, statement: str, span: str) -> bool:
+    """Whether the span writes the claim's Japanese word in kana where the claim has kanji,
+    or the other way round (たって / 立って, イス / 椅子): the same reading and part of
+    speech, one side all kana. Sudachi's normal form folds the variants its dictionary
+    lists; this folds the rest of the orthographic variants a verified claim may use."""
+    said = [m for m in span_morphemes(statement) if m.normalized.lower() == term and m.reading]
+    if not said:
+        return False
+    for other in span_morphemes(span):
+        for mine in said:
+            if (
+                other.reading == mine.reading
+                and other.pos == mine.pos
+                and (_KANA.fullmatch(other.surface) or _KANA.fullmatch(mine.surface))
+            ):
+                return True
+    return False
 
 
 # The restriction and condition words (evidence.lexicon says what each kind must meet).

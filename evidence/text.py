@@ -64,6 +64,7 @@ class Morpheme(NamedTuple):
     pos: str
     pos_detail: str
     verbal: bool = False  # a noun that takes する (承認, 負担): Sudachi's サ変可能
+    reading: str = ""  # in katakana, as Sudachi reads the surface (立っ, たっ -> タッ)
 
 
 class Term(NamedTuple):
@@ -97,7 +98,8 @@ def _sudachi() -> Tokenizer:
         # paragraph's 事前承認, while it keeps words like 取締役会 whole (mode A would cut
         # them into 取締 / 役 / 会 and match unrelated text). Mode C keeps compounds whole and
         # loses those partial matches.
-        _local.sudachi = Dictionary().tokenizer(mode=SplitMode.B, fields={"pos", "normalized_form"})
+        fields = {"pos", "normalized_form", "reading_form"}
+        _local.sudachi = Dictionary().tokenizer(mode=SplitMode.B, fields=fields)
     return _local.sudachi
 
 
@@ -233,7 +235,7 @@ def japanese_morphemes(text: str) -> tuple[Morpheme, ...]:
         if pos is None:
             head, detail, kind = m.part_of_speech()[:3]
             pos = pos_names[pos_id] = (head, detail, kind == "サ変可能")
-        out.append(Morpheme(m.surface(), m.normalized_form(), *pos))
+        out.append(Morpheme(m.surface(), m.normalized_form(), *pos, m.reading_form()))
     return tuple(out)
 
 

@@ -206,3 +206,20 @@ def test_a_claim_one_citation_states_is_not_refuted_by_another_with_more_of_its_
     assert claim_verdict([("refuted", 0.8, False), ("unverified", 0.6, False)]) == "refuted"
     # a made-up source refutes whatever else is cited
     assert claim_verdict([("refuted", 0.0, False), ("verified", 1.0, True)]) == "refuted"
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("4頭のキリンがたっています。", "4頭のキリンが立っています。"),
+        ("4頭のキリンが立っています。", "4頭のキリンがたっています。"),
+        ("ゾウに水をかけています。", "象に水をかけています。"),
+        ("象に水をかけています。", "ゾウに水をかけています。"),
+        ("部長がしょうにんする。", "部長が承認する。"),
+    ],
+)
+def test_a_japanese_word_written_in_kana_for_its_kanji_is_verified(
+    claim: str, evidence: str
+) -> None:
+    # the same reading and part of speech, one side all kana: an orthographic variant
+    assert verdict(claim, evidence) == "verified"
