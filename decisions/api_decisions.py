@@ -539,8 +539,13 @@ class _ClaimVerdictClosed(OpenApiSerializerExtension):
 
 
 def _verdicts(*, required: bool, help_text: str) -> serializers.ListSerializer[Any]:
+    # null reads as no verdicts (services.claim_verdicts_read), as leaving the field out does.
     return serializers.ListSerializer(
-        child=ClaimVerdictIn(), required=required, max_length=MAX_CLAIMS, help_text=help_text
+        child=ClaimVerdictIn(),
+        required=required,
+        allow_null=True,
+        max_length=MAX_CLAIMS,
+        help_text=f"{help_text} (null: none)",
     )
 
 
