@@ -566,11 +566,7 @@ def plugged_judge() -> Judge | None:
     config = judge_config()
     if config is None:
         return None
-    return partial(_ask_llm, config=config)
-
-
-def _ask_llm(claim: str, evidence: str, *, config: JudgeConfig) -> JudgeVerdict:
-    return judge_claim(claim, evidence, config=config)
+    return partial(judge_claim, config=config)
 
 
 def judge_bundle(bundle: EvidenceBundle, ask: Judge | JudgeConfig) -> dict[int, JudgeVerdict]:
@@ -578,7 +574,7 @@ def judge_bundle(bundle: EvidenceBundle, ask: Judge | JudgeConfig) -> dict[int, 
     network or a model: run it outside any transaction. A judge that cannot answer gives a
     verdict with its error, never an exception."""
     if isinstance(ask, JudgeConfig):
-        ask = partial(_ask_llm, config=ask)
+        ask = partial(judge_claim, config=ask)
     cited = read_cited([bundle])
     verdicts: dict[int, JudgeVerdict] = {}
     for k, claim in enumerate(bundle.claims):
