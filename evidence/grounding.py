@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Literal
@@ -757,10 +758,50 @@ def _lacking(statement: str, paragraph: str, claim_numbers: list[Quantity]) -> l
         if negations % 2 != span_negations % 2 and "not" not in lacking:
             lacking.append(why.say(why.POLARITY_DIFFERS))
         if not lacking:
+            lacking = _roles_differ(statement, span, key_terms)
+        if not lacking:
             return []
         if best is None or len(lacking) < len(best):
             best = lacking
     return best if best is not None else [why.NO_ALIGNED_SPAN]
+
+
+def _roles_differ(statement: str, span: str, key_terms: set[str]) -> list[str]:
+    """What of the claim's words the span says in other roles, though it holds them all:
+    a word the claim says more often than the span ("semantic parsing of words" where the
+    span says it once, and "of sentences" there), or two words that trade places."""
+    said = Counter(content_terms(statement))
+    heard = Counter(content_terms(span))
+    surfaces = term_surfaces(statement)
+    repeated = [t for t in said if t in key_terms and said[t] > heard[t] > 0]
+    if repeated:
+        return [why.say(why.SAID_AGAIN, word=_readable(surfaces[repeated[0]]))]
+    if (swapped := _swapped(statement, span, key_terms)) is not None:
+        first, second = (_readable(surfaces[t]) for t in swapped)
+        return [why.say(why.ORDER_DIFFERS, first=first, second=second)]
+    return []
+
+
+def _swapped(statement: str, span: str, key_terms: set[str]) -> tuple[str, str] | None:
+    """Two of the claim's words that trade places against the span, everything else in the
+    span's order: "a correct input for every output" against "a correct output for every
+    input", "words, and parsing of sentences" against "sentences, and parsing of words". The
+    same words, the roles exchanged, so the claim is not verified by construction. A pair side
+    by side is a reworded phrase ("shipping cost", "cost of shipping"), and a passive moves
+    whole phrases, never one pair: neither counts. Only words said once on each side are
+    compared; None when no such pair exists."""
+    said = content_terms(statement)
+    heard = content_terms(span)
+    order = [t for t in said if t in key_terms and said.count(t) == 1 and heard.count(t) == 1]
+    where = [heard.index(t) for t in order]
+    for i, j in itertools.combinations(range(len(order)), 2):
+        if j - i < 2 or where[i] < where[j]:
+            continue
+        traded = where.copy()
+        traded[i], traded[j] = where[j], where[i]
+        if all(a < b for a, b in itertools.pairwise(traded)):
+            return order[i], order[j]
+    return None
 
 
 _KANA = re.compile(r"[\u3041-\u309f\u30a0-\u30ffー]+")

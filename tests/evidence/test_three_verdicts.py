@@ -223,3 +223,43 @@ def test_a_japanese_word_written_in_kana_for_its_kanji_is_verified(
 ) -> None:
     # the same reading and part of speech, one side all kana: an orthographic variant
     assert verdict(claim, evidence) == "verified"
+
+
+# Every word of the claim is in the span, the roles are not (evidence.grounding._roles_differ).
+CONTRACT = (
+    "The supplier pays the shipping costs to the buyer's warehouse, and the buyer pays the "
+    "import duties on arrival. The carrier checks each incoming parcel against the outgoing "
+    "manifest."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "reason"),
+    [
+        # two words trade places, the rest in the span's order
+        (
+            "The carrier checks each outgoing parcel against the incoming manifest.",
+            '"outgoing" before "incoming"',
+        ),
+        # a word said twice where the span says it once: the second is said of something else
+        ("The supplier pays the shipping costs to the supplier's warehouse.", '"supplier"'),
+    ],
+)
+def test_the_same_words_in_other_roles_are_not_verified(claim: str, reason: str) -> None:
+    found = check_claim(claim, CONTRACT)
+    assert found.verdict == "unverified", found.reasons
+    assert any(reason in r for r in found.reasons), found.reasons
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        # a phrase reworded in place ("shipping costs" / "costs of shipping")
+        "The supplier pays the costs of shipping to the buyer's warehouse.",
+        # the same clause in the span's order
+        "The buyer pays the import duties on arrival.",
+    ],
+)
+def test_a_phrase_reworded_in_place_stays_verified(claim: str) -> None:
+    found = check_claim(claim, CONTRACT)
+    assert found.verdict == "verified", found.reasons
