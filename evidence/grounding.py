@@ -56,6 +56,7 @@ from evidence.text import (
     Morpheme,
     content_terms,
     english_stem,
+    name_format_characters,
     normalise,
     span_morphemes,
     split_sentences,
@@ -479,6 +480,10 @@ def check_claim(claim: str, paragraph: str, *, similarity: float | None = None) 
     covered), with the learned verifier's calibrated probability beside the verdict."""
     paragraph = _around_claim(claim, paragraph)
     verdict = rule_verdict(claim, paragraph, similarity=similarity)
+    if hidden := name_format_characters(claim):
+        # The check read the claim without them: the reviewer must know it reads otherwise.
+        noted = why.say(why.HIDDEN_CHARACTERS, characters=hidden)
+        verdict = replace(verdict, reasons=[noted, *verdict.reasons])
     if verdict.kind != "factual":
         return verdict
     signals = verifier.claim_signals(claim, paragraph, verdict)

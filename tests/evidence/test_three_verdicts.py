@@ -16,6 +16,7 @@ REMOTE = (
 )
 HOTEL = "宿泊費は1泊あたり12,000円を上限とし、超過分は自己負担とする。"
 APPROVAL = "Expenses above 500,000 yen require prior approval by the division head."
+MANAGER = "Employees must obtain manager approval before booking travel."
 FILM = (
     "The film premiered in May 2015 and went on to gross $181,674,817 at the worldwide box "
     "office against a production budget of $60 million."
@@ -263,3 +264,15 @@ def test_the_same_words_in_other_roles_are_not_verified(claim: str, reason: str)
 def test_a_phrase_reworded_in_place_stays_verified(claim: str) -> None:
     found = check_claim(claim, CONTRACT)
     assert found.verdict == "verified", found.reasons
+
+
+def test_a_claim_read_without_its_hidden_characters_says_so() -> None:
+    # "n\u200bot" reads as "not" to the check, and as "n ot" to nobody: the reviewer is told.
+    found = check_claim("Employees do n\u200bot need manager approval.", MANAGER)
+    assert found.verdict == "refuted", found.reasons
+    assert found.reasons[0] == (
+        "the text holds invisible characters that change how it reads (ZERO WIDTH SPACE at "
+        "14); they were removed for the check"
+    )
+    plain = check_claim("Employees do not need manager approval.", MANAGER)
+    assert not any("invisible" in r for r in plain.reasons)
