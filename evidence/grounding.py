@@ -51,6 +51,7 @@ from evidence.numbers import (
     extract_numbers,
     numbers_match,
     same_quantity,
+    without_bounds,
 )
 from evidence.text import (
     Morpheme,
@@ -744,16 +745,19 @@ def _lacking(statement: str, paragraph: str, claim_numbers: list[Quantity]) -> l
     """What the best aligned span lacks of the claim: its words, numbers and scope words
     ([] when some span holds them all, with the same polarity). The claim is verified only
     then: nothing it says is missing or added."""
-    terms = set(content_terms(statement)) - set(
+    # The bound words of a number ("no fewer than 50") are the number check's business: it
+    # compares the bounds as intervals, so the words are read on neither side.
+    unbound = without_bounds(statement)
+    terms = set(content_terms(unbound)) - set(
         content_terms(" ".join(q.surface for q in claim_numbers))
     )
     key_terms = {t for t in terms if not t[0].isdigit()} - _NUMBER_WORD_TERMS
-    scope, negations = _scope(statement)
+    scope, negations = _scope(unbound)
     best: list[str] | None = None
     for span in _aligned(statement, paragraph):
         span_terms = frozenset(content_terms(span))
         _, absent_numbers = numbers_match(claim_numbers, extract_numbers(span))
-        span_scope, span_negations = _scope(span)
+        span_scope, span_negations = _scope(without_bounds(span))
         absent = key_terms - span_terms
         if absent and not statement.isascii():
             absent = {t for t in absent if not _written_otherwise(t, statement, span)}

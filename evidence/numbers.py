@@ -689,6 +689,24 @@ _BOUND_AFTER = re.compile(
 )
 
 
+# An English bound phrase with its number: before it ("no fewer than 50", "over $5") or after
+# the number and its word ("12 or more", "5,000 yen or less").
+_EN_BOUND_PHRASE = re.compile(
+    rf"\b(?:{_alternation(w for w in _EN_BOUNDS_BEFORE if w != 'approx.')})\s+"
+    rf"(?=[$£€¥]?\s?(?:\d|(?:{_alternation(NUMBER_WORDS)})))"
+    rf"|(?<=\d)((?:\s+[a-z%]+)?)\s+(?:{_alternation(w for w in _BOUND_WORDS if w[:3] == 'or ')})"
+)
+
+
+def without_bounds(text: str) -> str:
+    """The text without the English bound phrases of its numbers ("no fewer than 50 licences"
+    -> "50 licences", "12 or more characters" -> "12 characters"). The number comparison
+    checks a bound (`numbers_match`, by interval); a word check that read "no", "fewer" or
+    "more" in them would ask for the span's very words, or see a negation."""
+    folded = normalise(text)
+    return _EN_BOUND_PHRASE.sub(lambda m: m.group(1) or "", folded)
+
+
 def _bound_around(text: str, start: int, end: int) -> Bound | None:
     """The bound word just after the number (5万円以下, "50 or more") or else just before it
     ("over $5", 約5万円)."""

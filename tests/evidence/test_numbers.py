@@ -17,6 +17,7 @@ from evidence.numbers import (
     numbers_match,
     relation,
     same_quantity,
+    without_bounds,
 )
 
 
@@ -581,3 +582,18 @@ def test_a_lone_k_m_or_b_is_no_scale(text: str) -> None:
 def test_short_and_long_scales_agree_and_disagree_as_values_do() -> None:
     assert numbers_match(extract_numbers("sales of $5bn"), extract_numbers("$5 billion"))[0]
     assert not numbers_match(extract_numbers("sales of $5bn"), extract_numbers("$10bn"))[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Orders of no fewer than 50 licences", "orders of 50 licences"),
+        ("Passwords need 12 or more characters", "passwords need 12 characters"),
+        ("Items of 5,000 yen or less", "items of 5,000 yen"),
+        ("Expenses over $500 need approval", "expenses $500 need approval"),
+        # not a number's bound: kept
+        ("Over the weekend no one works", "over the weekend no one works"),
+    ],
+)
+def test_without_bounds_drops_the_bound_phrases_of_numbers_only(text: str, expected: str) -> None:
+    assert without_bounds(text) == expected

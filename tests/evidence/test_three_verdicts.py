@@ -276,3 +276,22 @@ def test_a_claim_read_without_its_hidden_characters_says_so() -> None:
     )
     plain = check_claim("Employees do not need manager approval.", MANAGER)
     assert not any("invisible" in r for r in plain.reasons)
+
+
+LICENCES = "Orders of at least 50 licences qualify for volume pricing."
+
+
+@pytest.mark.parametrize(
+    ("claim", "expected"),
+    [
+        # the same bound in other words: the number check compares bounds as intervals
+        ("Orders of no fewer than 50 licences qualify for volume pricing.", "verified"),
+        ("Orders of 50 licences or more qualify for volume pricing.", "verified"),
+        # a bound the span's does not hold: no fewer than 50 is not fewer than 50
+        ("Orders of fewer than 50 licences qualify for volume pricing.", "refuted"),
+        ("Orders of no more than 50 licences qualify for volume pricing.", "refuted"),
+    ],
+)
+def test_a_bound_said_in_other_words_is_read_by_its_number(claim: str, expected: str) -> None:
+    found = check_claim(claim, LICENCES)
+    assert found.verdict == expected, found.reasons
