@@ -46,6 +46,7 @@ from evidence.lexicon import (
     _RESTRICTIONS,
 )
 from evidence.numbers import (
+    ERAS,
     NUMBER_WORDS,
     Quantity,
     extract_numbers,
@@ -247,6 +248,41 @@ _CUE_STEMS, _CUE_JAPANESE, _CUE_PHRASES = _cue_index()
 # Any multi-word cue at all? One scan instead of one per phrase; most clauses hold none.
 _ANY_CUE_PHRASE = re.compile("|".join(p.pattern for p, _ in _CUE_PHRASES))
 _GROUP_ORDER = {name: i for i, (name, _, _) in enumerate(_GROUPS)}
+
+
+# Antonym groups whose words on one side say the same thing: "needs" is "required", "rose"
+# is "increased", 必要 is 必須. A claim word absent from the span counts as said when the
+# span holds a word of its side (and the reversal checks watch the other side). The time,
+# bound and validity groups are left out: "within" is not "before", "eligible" not "valid".
+_SAME_SIDE_GROUPS = frozenset({"requirement", "permission", "approval", "change", "limit", "scope"})
+
+
+def _side_index() -> dict[str, frozenset[str]]:
+    """Each one-word cue (its stem, or the Japanese word) -> the terms of its side."""
+    sides: dict[tuple[str, int], set[str]] = {}
+    for cues in (*_CUE_STEMS.items(), *_CUE_JAPANESE.items()):
+        term, found = cues
+        for cue in found:
+            if cue.group in _SAME_SIDE_GROUPS:
+                sides.setdefault((cue.group, cue.side), set()).add(term)
+    index: dict[str, set[str]] = {}
+    for terms in sides.values():
+        for term in terms:
+            index.setdefault(term, set()).update(terms - {term})
+    return {term: frozenset(others) for term, others in index.items()}
+
+
+_SAME_SIDE = _side_index()
+
+
+def _said_alike(term: str, surface: str, span_terms: frozenset[str]) -> bool:
+    """Whether the span says the claim's word in another form: an irregular inflection
+    WordNet lemmatises ("rose" is "rise", "paid" is "pay"), or a word of its side of an
+    antonym group ("needs" is "required")."""
+    forms = {term}
+    if surface.isascii():
+        forms.update(english_stem(lemma) for lemma in wordnet.lemmas(surface.lower()))
+    return any(f in span_terms or bool(_SAME_SIDE.get(f, frozenset()) & span_terms) for f in forms)
 
 
 _NUMBER_WORD = (
@@ -738,7 +774,9 @@ def _scope(text: str) -> tuple[frozenset[str], int]:
 
 
 # Number words are checked as numbers ("five hundred dollars" is $500), never as words.
-_NUMBER_WORD_TERMS = frozenset(english_stem(w) for w in NUMBER_WORDS)
+# Japanese era names too: 令和7年 is read as 2025年 (evidence.numbers), so 令和 is part of
+# the number, as "five" is.
+_NUMBER_WORD_TERMS = frozenset(english_stem(w) for w in NUMBER_WORDS) | frozenset(ERAS)
 
 
 def _lacking(statement: str, paragraph: str, claim_numbers: list[Quantity]) -> list[str]:
@@ -753,17 +791,21 @@ def _lacking(statement: str, paragraph: str, claim_numbers: list[Quantity]) -> l
     )
     key_terms = {t for t in terms if not t[0].isdigit()} - _NUMBER_WORD_TERMS
     scope, negations = _scope(unbound)
+    surfaces = term_surfaces(statement)
     best: list[str] | None = None
     for span in _aligned(statement, paragraph):
         span_terms = frozenset(content_terms(span))
         _, absent_numbers = numbers_match(claim_numbers, extract_numbers(span))
         span_scope, span_negations = _scope(without_bounds(span))
-        absent = key_terms - span_terms
+        absent = {
+            t for t in key_terms - span_terms if not _said_alike(t, surfaces.get(t, t), span_terms)
+        }
         if absent and not statement.isascii():
             absent = {t for t in absent if not _written_otherwise(t, statement, span)}
         lacking = _surface_words(absent, statement, [])
         lacking += [str(q) for q in absent_numbers]
         lacking += sorted(scope - span_scope)
+        lacking += _limits_left_out(claim_numbers, span)
         if negations % 2 != span_negations % 2 and "not" not in lacking:
             lacking.append(why.say(why.POLARITY_DIFFERS))
         if not lacking:
@@ -811,6 +853,23 @@ def _swapped(statement: str, span: str, key_terms: set[str]) -> tuple[str, str] 
         if all(a < b for a, b in itertools.pairwise(traded)):
             return order[i], order[j]
     return None
+
+
+# Bounds that limit what a sentence speaks of ("expenses above 500,000 yen"); "about" and
+# "nearly" only say how exact a figure is.
+_LIMITING_BOUNDS = frozenset({"over", "under", "at most", "at least"})
+
+
+def _limits_left_out(claim_numbers: list[Quantity], span: str) -> list[str]:
+    """The span's limits the claim leaves out: "Expenses need approval" against "Expenses
+    above 500,000 yen require approval" says it of every expense. Dropping a limit widens
+    the claim, so it is not verified by construction."""
+    values = {q.value for q in claim_numbers}
+    return [
+        why.say(why.LIMIT_LEFT_OUT, limit=f"{q.bound} {q}")
+        for q in extract_numbers(span)
+        if q.bound in _LIMITING_BOUNDS and q.value not in values
+    ]
 
 
 _KANA = re.compile(r"[\u3041-\u309f\u30a0-\u30ffー]+")

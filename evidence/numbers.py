@@ -104,6 +104,7 @@ _MONTH = "(?P<mon>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\b\.
 # Japanese eras still used in contracts: year N of the era is base + N (元年 is year 1). Era
 # years are rewritten as Gregorian ones before anything else reads the text (平成30年 = 2018年).
 _ERAS = {"令和": 2018, "平成": 1988, "昭和": 1925}
+ERAS = tuple(_ERAS)  # the era names a year may be written in (令和7年 is 2025年)
 _ERA_YEAR = re.compile(r"(令和|平成|昭和)\s*(元|\d{1,2}|[一二三四五六七八九十]{1,3})\s*年")
 
 _DATE_PATTERNS = [

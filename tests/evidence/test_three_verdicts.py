@@ -41,6 +41,8 @@ def verdict(claim: str, evidence: str) -> str:
         ("宿泊費は1泊あたり12,000円を上限とする。", HOTEL),
         (APPROVAL, APPROVAL),
         ("Expenses above 500,000 yen require prior approval.", APPROVAL),
+        # an era year: 令和 is part of the number, as "five" is
+        ("本規程は令和7年4月1日から施行される。", "本規程は2025年4月1日から施行する。"),
     ],
 )
 def test_the_same_fact_in_the_spans_words_is_verified(claim: str, evidence: str) -> None:
@@ -295,3 +297,47 @@ LICENCES = "Orders of at least 50 licences qualify for volume pricing."
 def test_a_bound_said_in_other_words_is_read_by_its_number(claim: str, expected: str) -> None:
     found = check_claim(claim, LICENCES)
     assert found.verdict == expected, found.reasons
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence", "expected"),
+    [
+        # an irregular inflection (WordNet's lemma) and a word of the same side of a group
+        (
+            "The marketing budget rose by 15% to 230 million yen.",
+            "The marketing budget increased by 15% to 230 million yen.",
+            "verified",
+        ),
+        (
+            "Every item over 5,000 yen needs a receipt.",
+            "A receipt is required for every item over 5,000 yen.",
+            "verified",
+        ),
+        # the other side of the group is never the same word
+        (
+            "A receipt is optional for every item over 5,000 yen.",
+            "A receipt is required for every item over 5,000 yen.",
+            "refuted",
+        ),
+        # a word of a group left out ("eligible" is not "valid")
+        (
+            "The offer is eligible until March.",
+            "The offer is valid until March.",
+            "unverified",
+        ),
+    ],
+)
+def test_a_word_said_in_another_form_of_its_side_verifies(
+    claim: str, evidence: str, expected: str
+) -> None:
+    found = check_claim(claim, evidence)
+    assert found.verdict == expected, found.reasons
+
+
+def test_a_claim_that_leaves_out_the_spans_limit_is_not_verified() -> None:
+    # every word is there, but the claim speaks of every expense, the span of large ones
+    found = check_claim("Expenses require prior approval by the division head.", APPROVAL)
+    assert found.verdict == "unverified", found.reasons
+    assert any("without its limit (over 500,000 JPY)" in r for r in found.reasons)
+    # the limit stated: verified
+    assert verdict("Expenses over 500,000 yen require prior approval.", APPROVAL) == "verified"

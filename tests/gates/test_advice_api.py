@@ -27,7 +27,7 @@ SISTER = "G1.U1.P1.Z2"
 PLANET = "G1.U1.P1"
 OTHER = "G1.U1.P2.Z1"
 # Answers the travel policy's approval paragraph supports less and less well: the pipeline
-# stores sufficiencies of about 0.64, 0.70, 0.73, 0.77 and 0.95 for them (0.90 for GOOD under
+# stores sufficiencies of about 0.64, 0.69, 0.73, 0.85 and 0.94 for them (0.90 for GOOD under
 # similarity-heavy weights). Each arrives under tau 0.99, so a person sees every one.
 DEFAULT_WEIGHTS = (0.40, 0.30, 0.15, 0.15)
 LEVELS: list[tuple[str, tuple[float, ...], str]] = [
@@ -36,7 +36,7 @@ LEVELS: list[tuple[str, tuple[float, ...], str]] = [
     ("Expenses need approval.", DEFAULT_WEIGHTS, "RRAN"),
     ("Large expenses need the division head's prior approval.", DEFAULT_WEIGHTS, "RAAN"),
     ("The division head approves large expenses in advance.", DEFAULT_WEIGHTS, "AAUN"),
-    ("Prior approval is required for expenses.", DEFAULT_WEIGHTS, "AAAR"),
+    ("Prior approval is required for expenses above 500,000 yen.", DEFAULT_WEIGHTS, "AAAR"),
     (GOOD, (0.70, 0.10, 0.10, 0.10), "AAN"),
     (GOOD, DEFAULT_WEIGHTS, "AAN"),
 ]
@@ -239,13 +239,13 @@ def test_the_advised_tau_is_the_smallest_human_share_meeting_the_target(world: W
             assert body["advised"]["sent_to_people"] == best[0]
             assert body["advised"]["meets_target"] is True
     # the worked numbers: the engine verifies only the three levels that say the paragraph's
-    # own words (0.77, 0.90 and 0.95 against the question); the paraphrases (0.64, 0.70,
-    # 0.73) go to a person at any tau. From 0.50 to 0.77 one of the eight released reviewed
-    # answers is wrong (12.5%); above 0.77 none of four
+    # own words, its limit included (0.85, 0.90 and 0.94 against the question); the
+    # paraphrases (0.64, 0.69, 0.73) go to a person at any tau. From 0.50 to 0.85 one of
+    # the eight released reviewed answers is wrong (12.5%); above 0.85 none of four
     assert _advice(world.admin, query="?target=0.2").json()["advised_tau"] == 0.5
     assert _advice(world.admin, query="?target=0.15").json()["advised_tau"] == 0.5
-    assert _advice(world.admin, query="?target=0.1").json()["advised_tau"] == 0.78
-    assert _advice(world.admin, query="?target=0").json()["advised_tau"] == 0.78
+    assert _advice(world.admin, query="?target=0.1").json()["advised_tau"] == 0.85
+    assert _advice(world.admin, query="?target=0").json()["advised_tau"] == 0.85
     assert _advice(world.admin, query="?target=1").json()["advised_tau"] == 0.5
 
 
