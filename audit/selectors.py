@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 
+from django.conf import settings
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
@@ -17,7 +18,7 @@ from coordinates.selectors import AnyUser, beneath, in_scopes, within
 from decisions.models import Decision
 from gates.selectors import scopes_of
 from maria.errors import NotFound
-from trail import export, verify
+from trail import export, signing, verify, witness
 from trail.models import TrailEvent
 
 AUDIT_ROLES = (Role.AUDITOR,)
@@ -109,9 +110,27 @@ def trail_export(scopes: Sequence[Coordinate] | None, since: date | None) -> Ite
 def trail_verify(scopes: Sequence[Coordinate] | None, since: date | None) -> verify.TrailReport:
     """Verify exactly the range the page shows: the export of those chains and their
     evidence, checked as an auditor's copy would be (trail.export.verify_export, with the
-    evidence re-hashed by audit.integrity)."""
-    return export.verify_export(
+    evidence re-hashed by audit.integrity), with the keys this server knows
+    (signing.public_keys) and against the configured witness, read back within its timeout:
+    the same verdict as `verify_trail --file --public-key --witness` on that export."""
+    witnessed: witness.WitnessLog | None = None
+    unread = ""
+    if settings.MARIA_TRAIL_WITNESS:
+        try:
+            witnessed = witness.read_back(settings.MARIA_TRAIL_WITNESS)
+        except witness.WitnessError as error:
+            unread = f"not checked: {error}"
+    try:
+        keys = signing.public_keys()
+    except signing.SigningKeyError:
+        keys = []  # a misconfigured key: the checkpoint task says so; the page still verifies
+    report = export.verify_export(
         trail_export(scopes, since),
         source="the shown range",
         appendix_check=integrity.verify_evidence_records,
+        public_keys=keys,
+        witnessed=witnessed,
     )
+    if unread:
+        report.witness = unread
+    return report

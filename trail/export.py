@@ -40,6 +40,8 @@ from trail.verify import (
 
 # --- export ------------------------------------------------------------------------------
 
+SEALED_TYPE = "trail.sealed"  # one line per checkpoint: seq, prev_hash, hash, signature
+
 
 def _scope_filter(scopes: Sequence[Coordinate] | None) -> Q:
     if scopes is None:
@@ -76,7 +78,8 @@ def export_lines(
     label: str = "",
     appendix: Appendix | None = None,
 ) -> Iterator[str]:
-    """The trail as JSON Lines: a header, the latest checkpoint's entries for these chains,
+    """The trail as JSON Lines: a header, the latest checkpoint's seal, every checkpoint's
+    seq, hashes and signature, the latest checkpoint's entries for these chains,
     every event (whole chains, or each chain from its first event at or after `since`), an
     end line with the count. `verify_trail --file` checks it without the database.
 
@@ -99,6 +102,22 @@ def export_lines(
         # The whole seal with its signature, so `verify_trail --file --public-key` can check
         # the entries below were signed (a seal lists every chain; the entries, these).
         yield _json_line(witness.statement(checkpoint))
+        # Every checkpoint, compactly: with `verify_trail --witness`, each one the witness holds
+        # must be here unchanged, and they must run from 1 without a gap.
+        sealed = (
+            TrailCheckpoint.objects.filter(seq__lte=checkpoint.seq).order_by("seq")
+        ).values_list("seq", "prev_hash", "hash", "signature", "key_id")
+        for seq, prev_hash, sealed_hash, signature, key_id in sealed.iterator(chunk_size=2000):
+            yield _json_line(
+                {
+                    "type": SEALED_TYPE,
+                    "checkpoint": seq,
+                    "prev_hash": prev_hash,
+                    "hash": sealed_hash,
+                    "signature": signature or "",
+                    "key_id": key_id or "",
+                }
+            )
         for chain, entry in sorted(checkpoint_entries(checkpoint).items()):
             if _in_scope(chain, scopes):
                 yield _json_line(
@@ -212,6 +231,9 @@ class _ExportState:
     records: list[dict[str, Any]] = field(default_factory=list)  # the appendix
     bodies: list[dict[str, Any]] | None = None  # decoded events, for an appendix check
     seal: dict[str, Any] | None = None
+    sealed: list[witness.Seal] = field(default_factory=list)  # every checkpoint, compactly
+    watch: dict[str, int] = field(default_factory=dict)  # chain -> seq the witness sealed
+    hash_at: dict[str, str] = field(default_factory=dict)  # the hash found at that seq
 
 
 def _export_events(
@@ -222,7 +244,22 @@ def _export_events(
         kind = record["type"]
         if state.end is not None:
             raise _ExportFormatError(f"line {number}: records after the end line")
-        if kind == "trail.seal":
+        if kind == SEALED_TYPE:
+            if state.events or state.entries:
+                raise _ExportFormatError(f"line {number}: a checkpoint list line out of place")
+            try:
+                state.sealed.append(
+                    witness.Seal(
+                        int(record["checkpoint"]),
+                        str(record["prev_hash"]),
+                        str(record["hash"]),
+                        str(record.get("signature") or ""),
+                        str(record.get("key_id") or ""),
+                    )
+                )
+            except (KeyError, TypeError, ValueError):
+                raise _ExportFormatError(f"line {number}: malformed checkpoint line") from None
+        elif kind == "trail.seal":
             if state.events or state.entries:
                 raise _ExportFormatError(f"line {number}: the seal must come before the rest")
             state.seal = record
@@ -242,6 +279,8 @@ def _export_events(
                 raise _ExportFormatError(f"line {number}: an event after the evidence records")
             chain, link = _event_link(number, record)
             state.events += 1
+            if state.watch.get(chain) == link.seq:
+                state.hash_at[chain] = link.hash
             if state.bodies is not None:
                 state.bodies.extend(_body(link.canonical))
             # The line's chain and seq are what the verifier groups and orders by; the body
@@ -261,6 +300,7 @@ def verify_export(
     source: str,
     appendix_check: AppendixCheck | None = None,
     public_keys: Sequence[PublicKey] = (),
+    witnessed: witness.WitnessLog | None = None,
 ) -> TrailReport:
     """Verify a JSON Lines export offline (no database): every chain segment, the body's
     own chain and seq against the line's, the checkpoint entries it carries, and the end
@@ -277,6 +317,8 @@ def verify_export(
     started = time.perf_counter()
     report = TrailReport(source=source)
     state = _ExportState(bodies=[] if appendix_check is not None else None)
+    if witnessed is not None:
+        state.watch = {chain: seq for chain, (seq, _) in witnessed.latest_chains.items()}
     records = _records(lines)
     done: set[str] = set()
     try:
@@ -315,6 +357,9 @@ def verify_export(
                 # A full export claims a checkpoint for a chain but carries none of its events.
                 report.chains.append(verify_segment(chain, [], checkpoint=entry))
         report.problems.extend(_seal_problems(state, public_keys))
+        report.problems.extend(_sealed_list_problems(state))
+        if witnessed is not None:
+            _witness_problems(report, state, witnessed, header, public_keys)
         if public_keys:
             report.signatures = "checked with key " + ", ".join(k.key_id for k in public_keys)
         if len(state.checkpoints) > 1:
@@ -369,3 +414,57 @@ def _seal_problems(state: _ExportState, keys: Sequence[PublicKey]) -> list[str]:
         [(int(seal.get("checkpoint") or 0), sealed, seal.get("signature"), seal.get("key_id"))],
         keys,
     )
+
+
+def _sealed_list_problems(state: _ExportState) -> list[str]:
+    """The checkpoint list runs from 1 without a gap and ends at the seal."""
+    if not state.sealed:
+        return []
+    problems = witness.seal_link_problems(state.sealed)
+    last = max(state.sealed, key=lambda seal: seal.seq)
+    seal = state.seal
+    if seal is not None and (seal.get("checkpoint"), seal.get("hash")) != (last.seq, last.hash):
+        problems.append(
+            f"the export's seal is checkpoint {seal.get('checkpoint')}, but its checkpoint list "
+            f"ends at {last.seq}"
+        )
+    return problems
+
+
+def _witness_problems(
+    report: TrailReport,
+    state: _ExportState,
+    witnessed: witness.WitnessLog,
+    header: Mapping[str, Any],
+    keys: Sequence[PublicKey],
+) -> None:
+    report.problems.extend(
+        witness.checkpoint_problems(witnessed, state.sealed, where="export", keys=keys)
+    )
+    label = str(header.get("scope") or "all")
+    scopes: list[Coordinate] | None = None
+    if label != "all":
+        try:
+            scopes = [parse(part) for part in label.split(",")]
+        except CoordinateError:
+            scopes = []  # a range this verifier cannot read: only the chains it carries
+    present = {result.chain: result for result in report.chains}
+    heads: dict[str, int | None] = {}
+    for chain in witnessed.latest_chains:
+        result = present.get(chain)
+        if result is None:
+            # A full export must carry every chain of its range; a `since` export leaves
+            # out the chains with nothing new.
+            if not state.trusted_start and _in_scope(chain, scopes):
+                heads[chain] = None
+        elif result.intact:
+            heads[chain] = result.verdict.head_seq
+    report.problems.extend(
+        witness.chain_problems(
+            witnessed,
+            heads=heads,
+            hash_at=lambda chain, _seq: state.hash_at.get(chain),
+            covers=lambda _chain: True,
+        )
+    )
+    report.witness = witness.behind(witnessed, state.sealed)

@@ -41,6 +41,10 @@ def trail_checkpoint() -> int | None:
         # Never retried: a broken trail stays broken until someone looks.
         log.error("trail broken, not sealed: %s", error.report.summary())
         raise
+    except checkpoints.UnsignedRefused as error:
+        # The operator must set the key: said loudly every run, never retried.
+        log.error("trail checkpoint refused: %s", error)
+        return None
     except TrailError as error:
         log.info("trail checkpoint skipped: %s", error)
         return None

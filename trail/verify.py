@@ -107,6 +107,7 @@ class TrailReport:
     seconds: float = 0.0
     evidence_checked: int | None = None  # rows of evidence re-hashed (audit.integrity)
     signatures: str = "not checked (no public key)"
+    witness: str | None = None  # what the witness holds, when it was read back
 
     @property
     def events(self) -> int:
@@ -125,6 +126,7 @@ class TrailReport:
             f"source: {self.source}",
             f"checkpoint: {self.checkpoint}",
             f"signatures: {self.signatures}",
+            *([f"witness: {self.witness}"] if self.witness is not None else []),
             *(result.describe() for result in self.chains),
             *(f"PROBLEM: {problem}" for problem in self.problems),
         ]
@@ -323,31 +325,41 @@ def _checkpoint_problems(checkpoints: Sequence[TrailCheckpoint]) -> list[str]:
 
 
 def signature_problems(
-    seals: Sequence[tuple[int, str, str | None, str | None]], keys: Sequence[PublicKey]
+    seals: Sequence[tuple[int, str, str | None, str | None]],
+    keys: Sequence[PublicKey],
+    *,
+    sealing: bool = False,
 ) -> list[str]:
     """(seq, hash, signature, key id) of each checkpoint in seq order, against the public
-    key: once checkpoints are signed, every later one must be, by this key, and the latest
-    must be signed. A forged or re-sealed checkpoint (a rewritten trail re-hashed to match)
-    has no valid signature; checkpoints from before signing began stay readable."""
+    key: every signature must verify with one of the keys, and the latest checkpoint must be
+    signed. A forged or re-sealed checkpoint (a rewritten trail re-hashed to match) has no
+    valid signature. An unsigned checkpoint followed by a signed one is superseded: the
+    signed one commits to its hash, so it cannot have been slipped in later; checkpoints
+    from before signing began stay readable. `sealing` (a new checkpoint is about to be
+    signed) leaves out the unsigned latest one, which the new one supersedes."""
     if not keys or not seals:
         return []
     by_id = {key.key_id: key for key in keys}
     problems: list[str] = []
-    if not seals[-1][2]:
-        problems.append(
-            f"checkpoint {seals[-1][0]}: the latest checkpoint is not signed (forged, or none "
-            "was sealed since the key was set: run trail_checkpoint)"
+    signed = [seq for seq, _, signature, _ in seals if signature]
+    unsigned_tail = [seq for seq, _, _, _ in seals if not signed or seq > signed[-1]]
+    if unsigned_tail and not sealing:
+        first = unsigned_tail[0]
+        span = (
+            f"checkpoint {first}"
+            if len(unsigned_tail) == 1
+            else (f"checkpoints {first}..{unsigned_tail[-1]}")
         )
-    signed_from: int | None = None
+        since = f" after signed checkpoint {signed[-1]}" if signed else ""
+        problems.append(
+            f"checkpoint {seals[-1][0]}: the latest checkpoint is not signed ({span}{since}: "
+            "written without the key, or forged); run trail_checkpoint with "
+            "MARIA_TRAIL_SIGNING_KEY or MARIA_TRAIL_SIGNING_KEY_FILE set: the next signed "
+            "checkpoint supersedes it"
+        )
     for seq, sealed, signature, key_id in seals:
         if not signature:
-            if signed_from is not None:
-                problems.append(
-                    f"checkpoint {seq}: unsigned, after checkpoint {signed_from} was signed "
-                    "(forged?)"
-                )
             continue
-        signed_from = seq if signed_from is None else signed_from
         key = by_id.get(key_id or "")
         if key is None:
             problems.append(
@@ -363,9 +375,16 @@ def signature_problems(
 
 
 def _pick_checkpoint(
-    checkpoints: Sequence[TrailCheckpoint], wanted: str | None
+    checkpoints: Sequence[TrailCheckpoint], wanted: str | None, *, signed_only: bool = False
 ) -> tuple[TrailCheckpoint | None, list[str]]:
+    """The checkpoint to verify the chains against: the one with the hash asked for, else
+    the latest; with `signed_only` (signatures are checked) the latest signed one, since an
+    unsigned checkpoint after it proves nothing."""
     if wanted is None:
+        if signed_only:
+            signed = [checkpoint for checkpoint in checkpoints if checkpoint.signature]
+            if signed:
+                return signed[-1], []
         return (checkpoints[-1] if checkpoints else None), []
     for checkpoint in checkpoints:
         if checkpoint.hash == wanted:
@@ -385,6 +404,7 @@ def verify_database(
     digests: bool = False,
     fast: bool | None = None,
     public_keys: Sequence[PublicKey] | None = None,
+    sealing: bool = False,
 ) -> TrailReport:
     """Verify every chain in the database, its head row and the chosen checkpoint, and that
     every event's columns (chain, seq, kind, decision, actor, reason, time: what the
@@ -394,7 +414,9 @@ def verify_database(
     the PostgreSQL fast path. `digests` computes each chain's all-hashes digest (for a new
     checkpoint). `fast` forces the fast path on or off (default: on PostgreSQL unless `deep`).
     `public_keys` check the checkpoints' signatures (default: the configured key's public
-    half and the previous keys, `signing.public_keys`).
+    half and the previous keys, `signing.public_keys`); with keys, the chains are checked
+    against the latest signed checkpoint. `sealing`: a signed checkpoint is about to be
+    made, which supersedes an unsigned latest one (not a problem then).
     """
     started = time.perf_counter()
     report = TrailReport(source="database")
@@ -411,12 +433,14 @@ def verify_database(
         keys = list(public_keys) if public_keys is not None else signing.public_keys()
         report.problems.extend(
             signature_problems(
-                [(cp.seq, cp.hash, cp.signature, cp.key_id) for cp in checkpoints], keys
+                [(cp.seq, cp.hash, cp.signature, cp.key_id) for cp in checkpoints],
+                keys,
+                sealing=sealing,
             )
         )
         if keys:
             report.signatures = "checked with key " + ", ".join(k.key_id for k in keys)
-        chosen, problems = _pick_checkpoint(checkpoints, checkpoint_hash)
+        chosen, problems = _pick_checkpoint(checkpoints, checkpoint_hash, signed_only=bool(keys))
         report.problems.extend(problems)
         entries: dict[str, CheckpointEntry] = {}
         if chosen is not None:

@@ -1,5 +1,5 @@
-"""`manage.py verify_trail [--file EXPORT] [--public-key KEY] [--deep] [--checkpoint HASH]`:
-exit 0 when intact.
+"""`manage.py verify_trail [--file EXPORT] [--public-key KEY] [--witness PATH|URL] [--deep]
+[--checkpoint HASH]`: exit 0 when intact.
 
 Otherwise exit 1, naming the first broken event of every broken chain and why; exit 2 when
 the export cannot be read at all.
@@ -12,10 +12,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from audit import integrity
-from trail import export, signing, verify
+from trail import checkpoints, export, signing, verify, witness
 
 
 def _read_lines(path: str) -> Iterator[bytes]:
@@ -66,6 +67,16 @@ class Command(BaseCommand):
             metavar="HASH",
             help="check against the checkpoint with this hash (one you kept) instead of the latest",
         )
+        parser.add_argument(
+            "--witness",
+            metavar="PATH|URL",
+            help=(
+                "read the witness back (its file, or the http(s) URL checkpoints are POSTed "
+                "to, read with GET) and check that every checkpoint it holds is in the "
+                "database or export, unchanged, and that no chain is behind or off its latest "
+                "one (default: MARIA_TRAIL_WITNESS, when set)"
+            ),
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = options["file"]
@@ -73,6 +84,7 @@ class Command(BaseCommand):
             keys = [signing.public_key_from(text) for text in options["public_key"] or []]
         except signing.SigningKeyError as error:
             raise CommandError(str(error), returncode=2) from error
+        witnessed, unread = self._witness(options["witness"])
         if path is not None:
             if options["checkpoint"] or options["deep"]:
                 raise CommandError("--checkpoint and --deep apply to the database only")
@@ -81,6 +93,7 @@ class Command(BaseCommand):
                 source=path,
                 appendix_check=integrity.verify_evidence_records,
                 public_keys=keys,
+                witnessed=witnessed,
             )
         else:
             report = verify.verify_database(
@@ -91,8 +104,25 @@ class Command(BaseCommand):
             # What the events name, re-hashed: bundles, reports, versions and paragraphs.
             problems, report.evidence_checked = integrity.verify_evidence_database()
             report.problems.extend(problems)
+            if witnessed is not None:
+                checkpoints.witness_compare(report, witnessed, keys=keys or signing.public_keys())
+        if unread:
+            report.witness = unread
         for line in report.lines():
             self.stdout.write(line)
         if not report.intact:
             raise CommandError(report.summary(), returncode=1)
         self.stdout.write(self.style.SUCCESS(report.summary()))
+
+    def _witness(self, given: str | None) -> tuple[witness.WitnessLog | None, str]:
+        """The witness read back, or why not: one named on the command line must be read
+        (exit 2 otherwise); the configured one is only reported as unreadable."""
+        target = given or settings.MARIA_TRAIL_WITNESS
+        if not target:
+            return None, ""
+        try:
+            return witness.read_back(target), ""
+        except witness.WitnessError as error:
+            if given:
+                raise CommandError(str(error), returncode=2) from error
+            return None, f"not checked: {error}"

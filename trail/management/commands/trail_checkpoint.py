@@ -1,4 +1,5 @@
-"""`manage.py trail_checkpoint`: verify the trail and seal it as a new checkpoint."""
+"""`manage.py trail_checkpoint`: verify the trail and seal it as a new checkpoint (signed when
+a key is configured; refused unsigned once checkpoints are signed)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,21 @@ class Command(BaseCommand):
             f"checkpoint {checkpoint.seq}: {checkpoint.chains} chains, {checkpoint.events} "
             f"events, hash {checkpoint.hash}"
         )
+        if not checkpoint.signature:
+            self.stdout.write(
+                f"unsigned: no signing key is configured ({checkpoints.KEY_SETTINGS}); once one "
+                "is set, the next checkpoint is signed and supersedes this one"
+            )
+        elif covered := checkpoints.superseded(checkpoint):
+            span = (
+                f"checkpoint {covered[0]}"
+                if len(covered) == 1
+                else f"checkpoints {covered[0]}..{covered[-1]}"
+            )
+            self.stdout.write(
+                f"signed with key {checkpoint.key_id}; it supersedes the unsigned {span} "
+                "(written without the key): the trail is sealed again"
+            )
         # The checkpoint only protects against someone who cannot also rewrite this table.
         self.stdout.write(
             "Keep this hash outside the database; `verify_trail --checkpoint HASH` checks it."
