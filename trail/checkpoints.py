@@ -143,7 +143,11 @@ def _witness_checked(report: TrailReport) -> int | None:
     except witness.WitnessError as error:
         log.warning("the trail witness could not be read back: %s", error)
         return None
-    witness_compare(report, witnessed, keys=signing.public_keys())
+    for problem in witnessed.problems:
+        # The witness's own bad lines are the verifier's to report; they must not stop the
+        # checkpoints (a line cut short by a crash would, for good).
+        log.warning("the trail witness: %s", problem)
+    witness_compare(report, witnessed, keys=signing.public_keys(), unsound_lines=False)
     return max(witnessed.seals) if witnessed.seals else 0
 
 
@@ -178,14 +182,20 @@ def _event_hash(chain: str, seq: int) -> str | None:
 
 
 def witness_compare(
-    report: TrailReport, witnessed: witness.WitnessLog, *, keys: Sequence[PublicKey]
+    report: TrailReport,
+    witnessed: witness.WitnessLog,
+    *,
+    keys: Sequence[PublicKey],
+    unsound_lines: bool = True,
 ) -> None:
     """Add to a database report what contradicts the witness: a witnessed checkpoint missing
     or different, a chain behind or off what the witness's latest checkpoint sealed; and
     say how far the witness has kept up."""
     recorded = recorded_seals()
     report.problems.extend(
-        witness.checkpoint_problems(witnessed, recorded, where="database", keys=keys)
+        witness.checkpoint_problems(
+            witnessed, recorded, where="database", keys=keys, unsound_lines=unsound_lines
+        )
     )
     # Chains reported broken already are left; a chain with no rows at all has no events.
     heads: dict[str, int | None] = dict.fromkeys(witnessed.latest_chains)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 import urllib.error
 import urllib.request
@@ -61,7 +62,8 @@ class WitnessLog:
     source: str
     seals: dict[int, Seal] = field(default_factory=dict)
     latest_chains: dict[str, tuple[int, str]] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)  # lines that are not sound statements
+    problems: list[str] = field(default_factory=list)  # statements that do not hold
+    unreadable: list[int] = field(default_factory=list)  # line numbers that are no statement
 
     @property
     def latest(self) -> Seal | None:
@@ -106,8 +108,14 @@ def hand_over(checkpoint: TrailCheckpoint, target: str | None = None) -> bool:
             with urllib.request.urlopen(request, timeout=TIMEOUT):  # noqa: S310
                 pass
         else:
-            with Path(target).open("a", encoding="utf-8") as handle:
-                handle.write(line + "\n")
+            with Path(target).open("a+b") as handle:
+                # A line cut short (a crash, a full disk) must not swallow this one.
+                size = handle.seek(0, os.SEEK_END)
+                cut = False
+                if size:
+                    handle.seek(size - 1)
+                    cut = handle.read(1) != b"\n"
+                handle.write((b"\n" if cut else b"") + line.encode() + b"\n")
     except (OSError, urllib.error.URLError) as error:
         log.warning(
             "the trail witness did not take checkpoint %s: %s (the next checkpoint hands it "
@@ -185,8 +193,10 @@ def parse_statements(lines: Iterable[bytes | str], source: str) -> WitnessLog:
                 str(record.get("signature") or ""),
                 str(record.get("key_id") or ""),
             )
-        except (ValueError, TypeError, KeyError):
-            witnessed.problems.append(f"witness line {number}: not a checkpoint statement")
+        except (ValueError, TypeError, KeyError, AttributeError):
+            # A line cut short by a crash, or anything else: it vouches for nothing, and a
+            # checkpoint it should have held shows as missing from the witness instead.
+            witnessed.unreadable.append(number)
             continue
         if chain_hash(seal.prev_hash, canonical) != seal.hash:
             witnessed.problems.append(
@@ -243,11 +253,17 @@ def seal_link_problems(recorded: Sequence[Seal]) -> list[str]:
 
 
 def checkpoint_problems(
-    witnessed: WitnessLog, recorded: Sequence[Seal], *, where: str, keys: Sequence[PublicKey] = ()
+    witnessed: WitnessLog,
+    recorded: Sequence[Seal],
+    *,
+    where: str,
+    keys: Sequence[PublicKey] = (),
+    unsound_lines: bool = True,
 ) -> list[str]:
     """Every checkpoint the witness holds must be in `recorded` (the database's or the
-    export's) with the same hash and signature; the first missing or different one is named."""
-    problems = list(witnessed.problems)
+    export's) with the same hash and signature; the first missing or different one is named.
+    `unsound_lines`: the witness's own unreadable lines count too."""
+    problems = list(witnessed.problems) if unsound_lines else []
     by_id = {key.key_id: key for key in keys}
     for seal in sorted(witnessed.seals.values(), key=lambda s: s.seq):
         key = by_id.get(seal.key_id)
@@ -314,6 +330,10 @@ def behind(witnessed: WitnessLog, recorded: Sequence[Seal]) -> str:
     held = max(witnessed.seals) if witnessed.seals else 0
     latest = max((seal.seq for seal in recorded), default=0)
     text = f"{witnessed.source}: holds checkpoints up to {held}"
+    if witnessed.unreadable:
+        lines = ", ".join(str(number) for number in witnessed.unreadable[:5])
+        more = ", ..." if len(witnessed.unreadable) > 5 else ""
+        text += f"; skipped lines that are no checkpoint statement: {lines}{more}"
     if latest > held:
         text += (
             f"; behind: checkpoints {held + 1}..{latest} were not handed over (the next "

@@ -205,7 +205,26 @@ def test_a_forged_witness_line_is_a_problem_not_a_crash(
     code, out = _run("verify_trail")
     assert code == 1
     assert "witness line 2: checkpoint 9 does not hash to its hash" in out
-    assert "witness line 3: not a checkpoint statement" in out
+    assert "skipped lines that are no checkpoint statement: 3" in out
+
+
+def test_a_witness_line_cut_short_stops_neither_the_checkpoints_nor_the_next_line(
+    witness_file: Path, django_capture_on_commit_callbacks: Any
+) -> None:
+    # given a witness whose last hand-over was cut short mid-line (a crash, a full disk)
+    _fill(2)
+    _seal(django_capture_on_commit_callbacks)
+    with witness_file.open("a") as handle:
+        handle.write('{"type":"trail.seal","checkpoint":2,"hash":"ab')
+    # when the next checkpoints are sealed
+    _fill(1)
+    _seal(django_capture_on_commit_callbacks)
+    # then each lands on a line of its own, and the trail verifies against the witness
+    held = [line for line in witness_file.read_text().splitlines() if line.endswith("}")]
+    assert [json.loads(line)["checkpoint"] for line in held] == [1, 2]
+    code, out = _run("verify_trail")
+    assert code == 0, out
+    assert "skipped lines that are no checkpoint statement: 2" in out
 
 
 def test_an_unreadable_witness_named_on_the_command_line_is_exit_2(tmp_path: Path) -> None:
