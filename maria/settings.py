@@ -418,6 +418,7 @@ MARIA_TRAIL_SIGNING_KEY_FILE = env.str("MARIA_TRAIL_SIGNING_KEY_FILE", default="
 # After a rotation: the earlier keys' public halves (base64, comma-separated), so that the
 # checkpoints they signed still verify.
 MARIA_TRAIL_PREVIOUS_PUBLIC_KEYS = env.list("MARIA_TRAIL_PREVIOUS_PUBLIC_KEYS", default=[])
-# Where each signed checkpoint is also handed, after it commits: a file path (one JSON line
-# a checkpoint, appended) or an http(s) URL (POSTed as JSON). Empty: nowhere.
+# Where each checkpoint is also handed, after it commits: a file path (one JSON line a
+# checkpoint, appended) or an http(s) URL (POSTed as JSON, read back with GET as JSON lines).
+# Read back by each checkpoint run, `verify_trail` and the Verify page. Empty: nowhere.
 MARIA_TRAIL_WITNESS = env.str("MARIA_TRAIL_WITNESS", default="")

@@ -19,7 +19,7 @@ from django.test import Client, override_settings
 
 from coordinates.models import Role
 from tests.trail_support import triggers_bypassed
-from trail import checkpoints, export, ledger, signing
+from trail import checkpoints, export, ledger, signing, witness
 from trail.chain import canonical_json, chain_hash
 from trail.models import TrailCheckpoint, TrailEvent, TrailHead
 from trail.verify import TrailBroken
@@ -192,6 +192,35 @@ def test_a_whole_chain_deleted_is_found_against_the_witness(
     code, out = _run("verify_trail")
     assert code == 1
     assert f"chain {other}: events 1..2 are missing" in out
+
+
+def test_the_verify_page_reads_the_configured_witness(
+    witness_file: Path, org: Any, person: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    _fill(3)
+    _seal(django_capture_on_commit_callbacks)
+    auditor = Client()
+    auditor.force_login(person("olga", Role.AUDITOR, "G1"))
+    page = auditor.get("/audit/verify/", {"zone": ZONE}).content.decode()
+    assert 'data-intact="1"' in page
+    assert "holds checkpoints up to 1" in page
+    _delete_every_checkpoint()
+    _rewrite_chain()
+    page = auditor.get("/audit/verify/", {"zone": ZONE}).content.decode()
+    assert 'data-intact="0"' in page
+    assert "checkpoint 1 is missing from the export but the witness holds it" in page
+
+
+def test_a_witness_over_its_size_bound_is_refused_not_read(
+    witness_url: str, tmp_path: Path
+) -> None:
+    _Witness.lines = [b"x" * 100 + b"\n"] * 3
+    with pytest.raises(witness.WitnessError, match="holds more than 250 bytes"):
+        witness.read_back(witness_url, max_bytes=250)
+    path = tmp_path / "big.jsonl"
+    path.write_bytes(b"y" * 300)
+    with pytest.raises(witness.WitnessError, match="holds more than 250 bytes"):
+        witness.read_back(str(path), max_bytes=250)
 
 
 def test_a_forged_witness_line_is_a_problem_not_a_crash(
