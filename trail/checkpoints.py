@@ -54,8 +54,14 @@ def checkpoint_create() -> TrailCheckpoint:
             "not sealed: the checkpoints here are signed, but no signing key is configured; "
             f"set {KEY_SETTINGS} (an unsigned checkpoint would prove nothing)"
         )
+    # The witness first: what it holds was committed before the verification's snapshot.
+    witnessed = _witness_read()
     report = verify_database(digests=True, sealing=True)
-    held = _witness_checked(report)
+    held: int | None = None
+    if witnessed is not None:
+        # A checkpoint must not bless a trail that lost what the witness holds.
+        witness_compare(report, witnessed, keys=signing.public_keys(), unsound_lines=False)
+        held = max(witnessed.seals) if witnessed.seals else 0
     if not report.intact:
         raise TrailBroken(report)
     chains: dict[str, dict[str, Any]] = {}
@@ -130,11 +136,9 @@ def superseded(checkpoint: TrailCheckpoint) -> list[int]:
 # --- the witness -------------------------------------------------------------------------
 
 
-def _witness_checked(report: TrailReport) -> int | None:
-    """Before sealing: the database against the configured witness (a checkpoint must not
-    bless a trail that lost what the witness holds). The seq of the latest checkpoint the
-    witness holds, or None when there is no witness or it cannot be read (then it is
-    logged, and the checkpoint is still made: the witness is a copy, not a gate)."""
+def _witness_read() -> witness.WitnessLog | None:
+    """The configured witness read back, or None when there is none or it cannot be read
+    (logged: the checkpoint is still made, the witness is a copy, not a gate)."""
     target = settings.MARIA_TRAIL_WITNESS
     if not target:
         return None
@@ -144,11 +148,10 @@ def _witness_checked(report: TrailReport) -> int | None:
         log.warning("the trail witness could not be read back: %s", error)
         return None
     for problem in witnessed.problems:
-        # The witness's own bad lines are the verifier's to report; they must not stop the
-        # checkpoints (a line cut short by a crash would, for good).
+        # The witness's own bad statements are the verifier's to report; they must not stop
+        # the checkpoints.
         log.warning("the trail witness: %s", problem)
-    witness_compare(report, witnessed, keys=signing.public_keys(), unsound_lines=False)
-    return max(witnessed.seals) if witnessed.seals else 0
+    return witnessed
 
 
 def witness_catch_up(seq: int, held: int | None) -> int:
