@@ -417,3 +417,26 @@ def test_an_unsigned_checkpoint_between_signed_ones_no_longer_blocks(
         assert "supersedes the unsigned checkpoint 2" in out
         code, out = _run("verify_trail", "--public-key", public)
         assert code == 0, out
+
+
+def test_an_export_whose_checkpoint_list_has_a_gap_is_broken(
+    witness_file: Path, tmp_path: Path, django_capture_on_commit_callbacks: Any
+) -> None:
+    for _ in range(3):
+        _fill(1)
+        _seal(django_capture_on_commit_callbacks)
+    path = _export(tmp_path / "trail.jsonl")
+    public = _public()
+    assert _run("verify_trail", "--file", str(path), "--public-key", public)[0] == 0
+    # a doctored copy leaves checkpoint 2 out of the list
+    lines = path.read_text().splitlines(keepends=True)
+    kept = [
+        line
+        for line in lines
+        if not (json.loads(line)["type"] == "trail.sealed" and json.loads(line)["checkpoint"] == 2)
+    ]
+    assert len(kept) == len(lines) - 1
+    path.write_text("".join(kept))
+    code, out = _run("verify_trail", "--file", str(path), "--public-key", public)
+    assert code == 1
+    assert "checkpoint 2 is missing (the checkpoints jump to 3)" in out
