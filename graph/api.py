@@ -29,9 +29,11 @@ from coordinates.fields import CoordinateField, coordinate_parameter
 from coordinates.models import Role
 from coordinates.selectors import (
     agent_of,
+    can_see,
     coordinate_from,
     has_role,
     in_scopes,
+    unknown_zone,
     within,
     zone_get,
 )
@@ -157,6 +159,8 @@ def _int(request: Request, name: str, low: int, high: int) -> int | None:
 
 
 def _may_write(request: Request, zone: Coordinate) -> None:
+    if not can_see(request.user, zone, token=request.auth):
+        raise unknown_zone(zone, field="zone")  # as for a zone that does not exist
     if not has_role(request.user, [Role.ZONE_ADMIN], zone):
         raise _forbidden(
             gettext("only zone admins of %(zone)s may change its graph") % {"zone": zone}
@@ -619,7 +623,7 @@ class EdgeListView(APIView):
         if not in_scopes(str(zone), scopes) and not (
             scopes and any(zone.covers(s) for s in scopes)
         ):
-            raise _forbidden(gettext("you may not read the graph of %(zone)s") % {"zone": zone})
+            raise unknown_zone(zone, field="zone")  # as for a zone that does not exist
         edges = GraphEdge.objects.filter(zone__startswith=str(zone)).select_related(
             "source", "target"
         )

@@ -18,7 +18,14 @@ from numpy.typing import NDArray
 from scipy.sparse.csgraph import connected_components
 
 from coordinates.coordinate import Coordinate
-from coordinates.selectors import EffectivePolicy, beneath, effective_policy, in_scopes, within
+from coordinates.selectors import (
+    EffectivePolicy,
+    beneath,
+    effective_policy,
+    in_scopes,
+    unknown_zone,
+    within,
+)
 from decisions import services as decision_services
 from decisions.models import Decision, Gate, State
 from evidence import services as evidence_services
@@ -34,7 +41,7 @@ from graph.core.risk import risk_concentration
 from graph.core.types import EDGE_TYPES, EdgeType
 from graph.models import GraphNode, GraphRiskFlag, RiskFlagStatus
 from graph.store import GraphSnapshot, snapshot
-from maria.errors import ApplicationError, Forbidden, NotFound
+from maria.errors import ApplicationError, NotFound
 from trail.chain import canonical_json
 
 Method = Literal["hop", "ppr"]
@@ -487,10 +494,7 @@ def _narrow(scopes: list[Coordinate], zone: Coordinate) -> list[Coordinate]:
         return [zone]
     inside = [s for s in scopes if zone.covers(s)]
     if not inside:
-        raise Forbidden(
-            f"you may not read the graph of {zone}",
-            field="zone",
-        )
+        raise unknown_zone(zone, field="zone")  # as for a zone that does not exist
     return inside
 
 
@@ -754,7 +758,7 @@ def risk_flags(
     flags = GraphRiskFlag.objects.select_related("resolved_by")
     if zone is not None:
         if scopes is not None:
-            _narrow(scopes, zone)  # 403 for a zone the reader may not see at all
+            _narrow(scopes, zone)  # 404 for a zone the reader may not see at all
         flags = flags.filter(beneath(zone))
     if scopes is not None:
         flags = flags.filter(within(scopes))
