@@ -10,6 +10,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.db.models import Q
 from django.utils.translation import gettext
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -507,7 +508,12 @@ def _visible_nodes(request: Request) -> Any:
     if scopes is not None:
         visible = [z for z in nodes.values_list("zone", flat=True).distinct() if z]
         allowed = [z for z in visible if in_scopes(z, scopes)]
-        nodes = nodes.filter(zone__in=[*allowed, ""])
+        # Shared people only where they act (an edge of the reader's zones): a reviewer of
+        # one galaxy must not list another galaxy's reviewers and approvers.
+        theirs = GraphEdge.objects.filter(within(scopes))
+        acting = Q(pk__in=theirs.values("source_id")) | Q(pk__in=theirs.values("target_id"))
+        shared = Q(zone="") & (~Q(node_type=NodeType.PERSON) | acting)
+        nodes = nodes.filter(Q(zone__in=allowed) | shared)
     return nodes
 
 

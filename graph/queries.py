@@ -79,11 +79,30 @@ def _in_scope(
 
 
 def visible_rows(graph: GraphSnapshot, scopes: list[Coordinate] | None) -> BoolArray:
-    return np.fromiter(
+    """The rows a reader of `scopes` sees: nodes of their zones (and the documents and
+    policies of the levels above), shared policies, and shared people where they act, that
+    is with an edge to a node the reader sees; nobody else's reviewers and approvers."""
+    mask = np.fromiter(
         (_in_scope(z, scopes, t) for z, t in zip(graph.zones, graph.types, strict=True)),
         bool,
         graph.n_rows,
     )
+    if scopes is None:
+        return mask
+    people = np.fromiter(
+        (z == "" and t == "person" for z, t in zip(graph.zones, graph.types, strict=True)),
+        bool,
+        graph.n_rows,
+    )
+    if not people.any():
+        return mask
+    edges = graph.edges
+    # Where they act: an edge either way to a node of the reader's, not to another person.
+    seen = mask & ~people
+    acting = np.zeros(graph.n_rows, dtype=bool)
+    acting[edges.src[seen[edges.dst]]] = True
+    acting[edges.dst[seen[edges.src]]] = True
+    return mask & (~people | acting)
 
 
 def restricted(adjacency: sp.csr_array, mask: BoolArray) -> sp.csr_array:
