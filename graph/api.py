@@ -129,6 +129,16 @@ def _zone(text: Any) -> Coordinate:
     return coordinate
 
 
+def _readable_zone(request: Request, text: Any) -> Coordinate:
+    """`_zone`, when the caller reads on, above or beneath it; otherwise the 404 of a zone
+    that does not exist, so that another zone's coordinate says nothing about it."""
+    zone = _zone(text)
+    scopes = reader_scopes(request.user, request.auth)
+    if not in_scopes(str(zone), scopes) and not (scopes and any(zone.covers(s) for s in scopes)):
+        raise unknown_zone(zone, field="zone")
+    return zone
+
+
 def _text(request: Request, name: str) -> str:
     """A text query parameter, "" when left out. A NUL in it is a 400: PostgreSQL holds no
     NUL in text, and these reach it (a label filter, a question on the trail, a reason)."""
@@ -535,7 +545,7 @@ class NodeListView(APIView):
         nodes = _visible_nodes(request)
         params = request.query_params
         if params.get("zone"):
-            zone = _zone(params.get("zone"))
+            zone = _readable_zone(request, params.get("zone"))
             nodes = nodes.filter(zone__startswith=str(zone))
         if node_type := _text(request, "type"):
             nodes = nodes.filter(node_type=node_type)
@@ -624,12 +634,8 @@ class EdgeListView(APIView):
         },
     )
     def get(self, request: Request) -> Response:
-        zone = _zone(request.query_params.get("zone"))
+        zone = _readable_zone(request, request.query_params.get("zone"))
         scopes = reader_scopes(request.user, request.auth)
-        if not in_scopes(str(zone), scopes) and not (
-            scopes and any(zone.covers(s) for s in scopes)
-        ):
-            raise unknown_zone(zone, field="zone")  # as for a zone that does not exist
         edges = GraphEdge.objects.filter(zone__startswith=str(zone)).select_related(
             "source", "target"
         )

@@ -41,6 +41,8 @@ def _calls(zone: str) -> list[tuple[str, str, dict[str, Any] | None]]:
         ("put", f"/api/v1/zones/{zone}/policy/", {"tau": 0.9, "reason": "r"}),
         ("get", f"/api/v1/graph/query/?q=who+approves&zone={zone}", None),
         ("get", f"/api/v1/graph/edges/?zone={zone}", None),
+        ("get", f"/api/v1/graph/nodes/?zone={zone}", None),
+        ("get", f"/api/v1/zones/{zone}/calibration/", None),
         ("get", f"/api/v1/graph/risk/?zone={zone}", None),
         ("get", f"/api/v1/graph/risk/flags/?zone={zone}", None),
         ("post", "/api/v1/graph/nodes/", node),
@@ -59,6 +61,7 @@ def test_another_zones_coordinate_is_answered_as_a_missing_one(
     principals = {
         "admin": client_for(person("zed", Role.ZONE_ADMIN, ZONE_A)),
         "reviewer": client_for(person("rita", Role.REVIEWER, ZONE_A)),
+        "auditor": client_for(person("aude", Role.AUDITOR, ZONE_A)),
         "agent": agent_client(f"{ZONE_A}.A1"),
     }
     for who, client in principals.items():
@@ -69,8 +72,10 @@ def test_another_zones_coordinate_is_answered_as_a_missing_one(
             cache.clear()
             about_b = getattr(client, method)(b_url, b_body, format="json")
             about_none = getattr(client, method)(none_url, none_body, format="json")
-            # Then both get one answer, a 404, whatever exists in zone B
-            assert about_b.status_code == 404, (who, method, b_url, about_b.json())
+            # Then both get one answer, a 404, whatever exists in zone B (agents have no say
+            # in calibrations anywhere: a 403 for both)
+            refused = 403 if who == "agent" and "calibration" in b_url else 404
+            assert about_b.status_code == refused, (who, method, b_url, about_b.json())
             _same(about_b, about_none, mine=ZONE_B, missing=NOWHERE)
 
 
