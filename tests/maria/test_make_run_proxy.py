@@ -45,8 +45,18 @@ def _test_database_url() -> str:
 
 @contextmanager
 def served_as_make_run(port: int, log: Path, **environment: str) -> Iterator[None]:
+    with served(
+        [sys.executable, "-m", "uvicorn", *make_run_uvicorn_arguments(port)],
+        port,
+        log,
+        **environment,
+    ):
+        yield
+
+
+@contextmanager
+def served(command: list[str], port: int, log: Path, **environment: str) -> Iterator[None]:
     env = {**os.environ, "DATABASE_URL": _test_database_url(), **environment}
-    command = [sys.executable, "-m", "uvicorn", *make_run_uvicorn_arguments(port)]
     with log.open("wb") as output:
         server = subprocess.Popen(  # noqa: S603 - our interpreter, the Makefile's arguments
             command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT
@@ -55,7 +65,7 @@ def served_as_make_run(port: int, log: Path, **environment: str) -> Iterator[Non
 
         def answering() -> bool:
             if server.poll() is not None:
-                raise AssertionError(f"uvicorn exited {server.returncode}\n{log.read_text()}")
+                raise AssertionError(f"{command[2]} exited {server.returncode}\n{log.read_text()}")
             try:
                 probe = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
                 probe.request("GET", "/healthz")
@@ -63,7 +73,7 @@ def served_as_make_run(port: int, log: Path, **environment: str) -> Iterator[Non
             except OSError:
                 return False
 
-        wait_until(answering, timeout=60, what="uvicorn to answer", detail=log.read_text)
+        wait_until(answering, timeout=60, what=f"{command[2]} to answer", detail=log.read_text)
         yield
     finally:
         server.terminate()
@@ -131,3 +141,29 @@ def test_make_run_ignores_a_forwarded_for_written_by_the_client(
             for i in range(3)
         ]
         assert public[2] == 429
+
+
+@pytest.mark.django_db(transaction=True)
+def test_gunicorn_as_production_runs_it_ignores_a_forwarded_for_too(
+    tmp_path: Path, unused_tcp_port: int
+) -> None:
+    # Given the API under gunicorn (README, Production), no proxy configured, 2 a minute
+    port = unused_tcp_port
+    command = [
+        sys.executable, "-m", "gunicorn", "maria.wsgi:application", "--bind",
+        f"127.0.0.1:{port}", "--workers", "1", "--worker-class", "gthread", "--threads", "4",
+    ]  # fmt: skip
+    with served(
+        command,
+        port,
+        tmp_path / "gunicorn.log",
+        MARIA_RATE_PER_ADDRESS="2/min",
+        CACHE_PREFIX=f"maria-test-{uuid.uuid4().hex}",
+    ):
+        # When a local client sends a new X-Forwarded-For with each request
+        codes = [
+            _request(port, "GET", "/api/v1/trail/public-key/", X_Forwarded_For=f"10.2.0.{i}")[0]
+            for i in range(3)
+        ]
+    # Then the third is over the address limit all the same
+    assert codes[2] == 429
