@@ -23,6 +23,12 @@ migrate: install
 	mkdir -p var/static
 	$(BIN)/python manage.py migrate --noinput
 
+# uvicorn would take the client's address from X-Forwarded-For on every connection from
+# 127.0.0.1, where any local client can write that header itself, and so reset the login
+# lockout and the address limit at will. The engine reads the header itself, and only behind
+# a proxy the operator names (DJANGO_BEHIND_PROXY: README, Abuse limits), so uvicorn never.
+UVICORN := $(BIN)/uvicorn maria.asgi:application --no-proxy-headers --lifespan off
+
 # A local checkpoint signing key, made once (production keeps its own: README, Production).
 TRAIL_KEY := var/trail-signing.key
 
@@ -31,7 +37,7 @@ run: migrate
 	MARIA_TRAIL_SIGNING_KEY_FILE=$${MARIA_TRAIL_SIGNING_KEY_FILE:-$(TRAIL_KEY)} $(BIN)/python manage.py seed_demo
 	@echo "Serving on http://$(HOST):$(PORT)/ (Ctrl-C stops)"
 	MARIA_TRAIL_SIGNING_KEY_FILE=$${MARIA_TRAIL_SIGNING_KEY_FILE:-$(TRAIL_KEY)} \
-	  $(BIN)/uvicorn maria.asgi:application --host $(HOST) --port $(PORT) --lifespan off
+	  $(UVICORN) --host $(HOST) --port $(PORT)
 
 test: install
 	$(BIN)/pytest $(PYTEST_ARGS)

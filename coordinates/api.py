@@ -22,6 +22,7 @@ from coordinates.selectors import (
     effective_policy,
     has_role,
     policy_history,
+    unknown_zone,
     visible_zones,
     zone_get,
     zone_tree,
@@ -191,17 +192,14 @@ class ZonePolicyView(APIView):
                 % {"coordinate": coord},
                 field="coordinate",
             )
-        zone = zone_get(coord)
         if not can_see(request.user, coord, token=request.auth):
-            raise _forbidden(
-                gettext("you have no role on or around %(coordinate)s") % {"coordinate": coord}
-            )
-        return coord, zone
+            raise unknown_zone(coord)  # as for a zone that does not exist: no oracle
+        return coord, zone_get(coord)
 
     @extend_schema(
         summary="Effective and own policy of a zone",
         parameters=[_COORDINATE],
-        responses={200: PolicyRead, **error_responses(400, 403, 404)},
+        responses={200: PolicyRead, **error_responses(400, 404)},
     )
     def get(self, request: Request, coordinate: str) -> Response:
         _, zone = self._zone(request, coordinate)

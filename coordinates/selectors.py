@@ -55,15 +55,17 @@ def coordinate_from(
         raise ApplicationError(str(error), code="invalid_coordinate", field=field) from error
 
 
+def unknown_zone(coordinate: Coordinate, *, field: str = "coordinate") -> NotFound:
+    """The answer for a zone that does not exist, and the same for one the caller may not
+    see: a different one (a 403) would tell who has no role there which zones exist."""
+    return NotFound(f"unknown zone {coordinate}", code="unknown_zone", field=field)
+
+
 def zone_get(coordinate: Coordinate, *, field: str = "coordinate") -> Zone:
     try:
         return Zone.objects.get(coordinate=str(coordinate))
     except Zone.DoesNotExist:
-        raise NotFound(
-            f"unknown zone {coordinate}",
-            code="unknown_zone",
-            field=field,
-        ) from None
+        raise unknown_zone(coordinate, field=field) from None
 
 
 @dataclass(frozen=True, slots=True)

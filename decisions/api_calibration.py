@@ -153,8 +153,9 @@ def _zone(request: Request, coordinate: str) -> Zone:
             gettext("%(coordinate)s is an agent, not a zone") % {"coordinate": coord},
             field="coordinate",
         )
+    person = _person(request)  # first: an agent is refused alike whether the zone exists
     zone = Zone.objects.filter(coordinate=str(coord)).first()
-    if zone is None or not service.may_read(_person(request), zone):
+    if zone is None or not service.may_read(person, zone):
         raise NotFound(
             gettext("unknown zone %(zone)s") % {"zone": coord},
             code="unknown_zone",

@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from decisions import services
 from decisions.models import Comment, Decision
-from maria.errors import ApplicationError, NotFound
+from maria.errors import NotFound
 from maria.openapi import DATABASE_INT_MAX, error_responses, path_id
 from maria.strict import StrictSerializer
 
@@ -72,17 +72,6 @@ class DecisionCommentsView(APIView):
         return Response(comment_row(comment), status=201)
 
 
-def _assignee(username: str | None) -> User | None:
-    if not username:
-        return None
-    user = User.objects.filter(username=username).first()
-    if user is None:
-        raise ApplicationError(
-            gettext("no user %(username)s") % {"username": username}, field="assignee"
-        )
-    return user
-
-
 class AssignIn(StrictSerializer):
     assignee = serializers.CharField(
         max_length=150, allow_null=True, allow_blank=True, help_text="a username; null unassigns"
@@ -109,7 +98,7 @@ class DecisionAssignView(APIView):
         body = AssignIn(data=request.data)
         body.is_valid(raise_exception=True)
         decision = services.decision_assign(
-            decision_id=pk, user=_user(request), assignee=_assignee(body.validated_data["assignee"])
+            decision_id=pk, user=_user(request), assignee=body.validated_data["assignee"]
         )
         assigned = decision.assigned_to.get_username() if decision.assigned_to else None
         return Response({"id": decision.pk, "assigned_to": assigned})
@@ -145,6 +134,6 @@ class DecisionsBulkView(APIView):
             decision_ids=body.validated_data["decisions"],
             user=_user(request),
             action=body.validated_data["action"],
-            assignee=_assignee(body.validated_data.get("assignee")),
+            assignee=body.validated_data.get("assignee"),
         )
         return Response({"outcome": {str(k): v for k, v in outcome.items()}})

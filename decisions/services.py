@@ -1225,8 +1225,25 @@ def decision_comment(*, decision_id: int, user: User, text: str) -> Comment:
     return comment
 
 
-def decision_assign(*, decision_id: int, user: User, assignee: User | None) -> Decision:
-    """Assign an answer awaiting review to a reviewer of its zone (None: unassign)."""
+def _reviewer_named(username: str | None, decision: Decision) -> User | None:
+    """The reviewer of the decision's zone called `username` (None or "": nobody). Nobody of
+    that name and someone who does not review the zone get one answer: two would tell whoever
+    may assign which usernames exist anywhere."""
+    if not username:
+        return None
+    assignee = User.objects.filter(username=username).first()
+    if assignee is None or not has_role(assignee, REVIEW_ROLES, Coordinate.parse(decision.zone)):
+        raise ApplicationError(
+            gettext("%(user)s does not review %(zone)s")
+            % {"user": username, "zone": decision.zone},
+            field="assignee",
+        )
+    return assignee
+
+
+def decision_assign(*, decision_id: int, user: User, assignee: str | None) -> Decision:
+    """Assign an answer awaiting review to the reviewer of its zone with username `assignee`
+    (None or "": unassign)."""
     with _changing(decision_id):
         decision = _locked_for(decision_id, user)
         if decision.state != State.APPROVAL_REQUIRED:
@@ -1234,28 +1251,22 @@ def decision_assign(*, decision_id: int, user: User, assignee: User | None) -> D
                 gettext("decision %(id)s is %(state)s; nothing to assign")
                 % {"id": decision_id, "state": decision.state}
             )
-        if assignee is not None:
-            if not has_role(assignee, REVIEW_ROLES, Coordinate.parse(decision.zone)):
-                raise ApplicationError(
-                    gettext("%(user)s does not review %(zone)s")
-                    % {"user": assignee.get_username(), "zone": decision.zone},
-                    field="assignee",
-                )
-            if assignee.pk == decision.proposed_by_id:
-                raise ApplicationError(
-                    gettext("nobody reviews a decision they proposed"), field="assignee"
-                )
-        decision.assigned_to = assignee
+        reviewer = _reviewer_named(assignee, decision)
+        if reviewer is not None and reviewer.pk == decision.proposed_by_id:
+            raise ApplicationError(
+                gettext("nobody reviews a decision they proposed"), field="assignee"
+            )
+        decision.assigned_to = reviewer
         decision.save(update_fields=["assigned_to", "updated_at"])
         events.decision_assigned(
-            decision, actor=user, to=assignee.get_username() if assignee else None
+            decision, actor=user, to=reviewer.get_username() if reviewer else None
         )
         _push(decision, "decision.assigned")
     return decision
 
 
 def decisions_bulk(
-    *, decision_ids: Sequence[int], user: User, action: str, assignee: User | None = None
+    *, decision_ids: Sequence[int], user: User, action: str, assignee: str | None = None
 ) -> dict[int, str]:
     """Release or assign several decisions: for each, "ok" or why not."""
     if action not in ("release", "assign"):

@@ -19,7 +19,14 @@ from rest_framework.views import APIView
 from coordinates.coordinate import Coordinate, Level
 from coordinates.fields import CoordinateField, coordinate_parameter
 from coordinates.models import Role
-from coordinates.selectors import agent_of, coordinate_from, has_role, zone_get
+from coordinates.selectors import (
+    agent_of,
+    can_see,
+    coordinate_from,
+    has_role,
+    unknown_zone,
+    zone_get,
+)
 from evidence.models import Document, DocumentKind, DocumentStatus, DocumentVersion
 from evidence.passages import passages_search
 from evidence.retrieval import DEFAULT_K
@@ -153,6 +160,9 @@ class DocumentListView(APIView):
                 "documents belong to a level of the tree (G to G.U.P.Z), not an agent",
                 field="zone",
             )
+        if not can_see(request.user, coordinate, token=request.auth):
+            # Answered as a zone that does not exist: a refusal would say that it does.
+            raise unknown_zone(coordinate, field="zone")
         zone = zone_get(coordinate, field="zone")
         agent = agent_of(request.auth)
         if agent is not None:
@@ -174,7 +184,10 @@ class DocumentListView(APIView):
             )
         supersedes = None
         if data.get("supersedes"):
-            supersedes = Document.objects.filter(pk=data["supersedes"]).first()
+            # Another zone's document is answered as one that does not exist: the caller's
+            # own may still be refused for leaving its zone (document_ingest).
+            readable = documents_visible(request.user, request.auth)
+            supersedes = readable.filter(pk=data["supersedes"]).first()
             if supersedes is None:
                 raise NotFound(
                     f"no document {data['supersedes']}",

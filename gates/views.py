@@ -400,14 +400,10 @@ def _next_item(request: HttpRequest, done: int) -> HttpResponse:
     return redirect("decision-page", pk=following)
 
 
-def _assignee(username: str) -> Any:
-    """The user a decision is to be assigned to; none for an empty choice (unassign)."""
-    if not username.strip():
-        return None
-    user = get_user_model().objects.filter(username=username.strip()).first()
-    if user is None:
-        raise ApplicationError(_("No such reviewer."), field="assignee")
-    return user
+def _assignee(username: str) -> str | None:
+    """The username a decision is to be assigned to; none for an empty choice (unassign). The
+    service answers alike for nobody of that name and for someone who does not review."""
+    return username.strip() or None
 
 
 # --- zone admin ----------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.db.models import Q
 from django.utils.translation import gettext
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -29,9 +30,11 @@ from coordinates.fields import CoordinateField, coordinate_parameter
 from coordinates.models import Role
 from coordinates.selectors import (
     agent_of,
+    can_see,
     coordinate_from,
     has_role,
     in_scopes,
+    unknown_zone,
     within,
     zone_get,
 )
@@ -126,6 +129,16 @@ def _zone(text: Any) -> Coordinate:
     return coordinate
 
 
+def _readable_zone(request: Request, text: Any) -> Coordinate:
+    """`_zone`, when the caller reads on, above or beneath it; otherwise the 404 of a zone
+    that does not exist, so that another zone's coordinate says nothing about it."""
+    zone = _zone(text)
+    scopes = reader_scopes(request.user, request.auth)
+    if not in_scopes(str(zone), scopes) and not (scopes and any(zone.covers(s) for s in scopes)):
+        raise unknown_zone(zone, field="zone")
+    return zone
+
+
 def _text(request: Request, name: str) -> str:
     """A text query parameter, "" when left out. A NUL in it is a 400: PostgreSQL holds no
     NUL in text, and these reach it (a label filter, a question on the trail, a reason)."""
@@ -157,6 +170,8 @@ def _int(request: Request, name: str, low: int, high: int) -> int | None:
 
 
 def _may_write(request: Request, zone: Coordinate) -> None:
+    if not can_see(request.user, zone, token=request.auth):
+        raise unknown_zone(zone, field="zone")  # as for a zone that does not exist
     if not has_role(request.user, [Role.ZONE_ADMIN], zone):
         raise _forbidden(
             gettext("only zone admins of %(zone)s may change its graph") % {"zone": zone}
@@ -503,7 +518,12 @@ def _visible_nodes(request: Request) -> Any:
     if scopes is not None:
         visible = [z for z in nodes.values_list("zone", flat=True).distinct() if z]
         allowed = [z for z in visible if in_scopes(z, scopes)]
-        nodes = nodes.filter(zone__in=[*allowed, ""])
+        # Shared people only where they act (an edge of the reader's zones): a reviewer of
+        # one galaxy must not list another galaxy's reviewers and approvers.
+        theirs = GraphEdge.objects.filter(within(scopes))
+        acting = Q(pk__in=theirs.values("source_id")) | Q(pk__in=theirs.values("target_id"))
+        shared = Q(zone="") & (~Q(node_type=NodeType.PERSON) | acting)
+        nodes = nodes.filter(Q(zone__in=allowed) | shared)
     return nodes
 
 
@@ -525,7 +545,7 @@ class NodeListView(APIView):
         nodes = _visible_nodes(request)
         params = request.query_params
         if params.get("zone"):
-            zone = _zone(params.get("zone"))
+            zone = _readable_zone(request, params.get("zone"))
             nodes = nodes.filter(zone__startswith=str(zone))
         if node_type := _text(request, "type"):
             nodes = nodes.filter(node_type=node_type)
@@ -614,12 +634,8 @@ class EdgeListView(APIView):
         },
     )
     def get(self, request: Request) -> Response:
-        zone = _zone(request.query_params.get("zone"))
+        zone = _readable_zone(request, request.query_params.get("zone"))
         scopes = reader_scopes(request.user, request.auth)
-        if not in_scopes(str(zone), scopes) and not (
-            scopes and any(zone.covers(s) for s in scopes)
-        ):
-            raise _forbidden(gettext("you may not read the graph of %(zone)s") % {"zone": zone})
         edges = GraphEdge.objects.filter(zone__startswith=str(zone)).select_related(
             "source", "target"
         )

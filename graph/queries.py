@@ -18,7 +18,14 @@ from numpy.typing import NDArray
 from scipy.sparse.csgraph import connected_components
 
 from coordinates.coordinate import Coordinate
-from coordinates.selectors import EffectivePolicy, beneath, effective_policy, in_scopes, within
+from coordinates.selectors import (
+    EffectivePolicy,
+    beneath,
+    effective_policy,
+    in_scopes,
+    unknown_zone,
+    within,
+)
 from decisions import services as decision_services
 from decisions.models import Decision, Gate, State
 from evidence import services as evidence_services
@@ -34,7 +41,7 @@ from graph.core.risk import risk_concentration
 from graph.core.types import EDGE_TYPES, EdgeType
 from graph.models import GraphNode, GraphRiskFlag, RiskFlagStatus
 from graph.store import GraphSnapshot, snapshot
-from maria.errors import ApplicationError, Forbidden, NotFound
+from maria.errors import ApplicationError, NotFound
 from trail.chain import canonical_json
 
 Method = Literal["hop", "ppr"]
@@ -72,11 +79,30 @@ def _in_scope(
 
 
 def visible_rows(graph: GraphSnapshot, scopes: list[Coordinate] | None) -> BoolArray:
-    return np.fromiter(
+    """The rows a reader of `scopes` sees: nodes of their zones (and the documents and
+    policies of the levels above), shared policies, and shared people where they act, that
+    is with an edge to a node the reader sees; nobody else's reviewers and approvers."""
+    mask = np.fromiter(
         (_in_scope(z, scopes, t) for z, t in zip(graph.zones, graph.types, strict=True)),
         bool,
         graph.n_rows,
     )
+    if scopes is None:
+        return mask
+    people = np.fromiter(
+        (z == "" and t == "person" for z, t in zip(graph.zones, graph.types, strict=True)),
+        bool,
+        graph.n_rows,
+    )
+    if not people.any():
+        return mask
+    edges = graph.edges
+    # Where they act: an edge either way to a node of the reader's, not to another person.
+    seen = mask & ~people
+    acting = np.zeros(graph.n_rows, dtype=bool)
+    acting[edges.src[seen[edges.dst]]] = True
+    acting[edges.dst[seen[edges.src]]] = True
+    return mask & (~people | acting)
 
 
 def restricted(adjacency: sp.csr_array, mask: BoolArray) -> sp.csr_array:
@@ -487,10 +513,7 @@ def _narrow(scopes: list[Coordinate], zone: Coordinate) -> list[Coordinate]:
         return [zone]
     inside = [s for s in scopes if zone.covers(s)]
     if not inside:
-        raise Forbidden(
-            f"you may not read the graph of {zone}",
-            field="zone",
-        )
+        raise unknown_zone(zone, field="zone")  # as for a zone that does not exist
     return inside
 
 
@@ -754,7 +777,7 @@ def risk_flags(
     flags = GraphRiskFlag.objects.select_related("resolved_by")
     if zone is not None:
         if scopes is not None:
-            _narrow(scopes, zone)  # 403 for a zone the reader may not see at all
+            _narrow(scopes, zone)  # 404 for a zone the reader may not see at all
         flags = flags.filter(beneath(zone))
     if scopes is not None:
         flags = flags.filter(within(scopes))

@@ -4,6 +4,7 @@ page of the login lockout (django-axes), which answers 429 with Retry-After as t
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 from typing import Any, cast
@@ -45,9 +46,35 @@ def client_address(request: HttpRequest | Request) -> str:
     return str(BaseThrottle().get_ident(cast(Request, request)) or "")
 
 
+def sliding_count(*, current: int, previous: int, elapsed: float, period: int) -> float:
+    """Requests in the window of `period` seconds that ends now, estimated from two fixed
+    windows as if the previous one's were spread evenly:
+    `current + previous * (1 - elapsed / period)`."""
+    return current + previous * (1.0 - elapsed / period)
+
+
+def seconds_until_allowed(
+    *, counted: int, previous: int, elapsed: float, limit: int, period: int
+) -> float:
+    """How long until one more request fits under `limit` (sliding_count of the request
+    included), given `counted` requests let through in the current fixed window so far."""
+    if counted + 1 <= limit:
+        if not previous:
+            return 0.0
+        # Later in this window: counted + 1 + previous * (1 - t / period) <= limit.
+        t = period * (1.0 - (limit - counted - 1) / previous)
+        return max(0.0, t - elapsed)
+    # In the next window, where this one's `counted` (at least `limit`) are the previous.
+    t_next = period * (1.0 - (limit - 1) / counted)
+    return period - elapsed + max(0.0, t_next)
+
+
 class _Limit(SimpleRateThrottle):
-    """DRF's sliding window (one timestamp per request, kept in the cache for the window),
-    with the rate read per request and a refusal that names the limit."""
+    """A sliding window estimated from two fixed-window counters in the cache, counted with
+    the cache's atomic `add` and `incr` (DRF's own list of timestamps is read, appended to
+    and written back, so concurrent requests overwrite each other's: 300 requests at once
+    against 120/min got 213 answers). Holds on Redis and on the local-memory cache alike;
+    the rate is read per request and a refusal names the limit."""
 
     # Who the limit is counted for, in the refusal's words; set with the cache key.
     who = "from this client"
@@ -61,30 +88,41 @@ class _Limit(SimpleRateThrottle):
         return None if rate is None else str(rate)
 
     def allow_request(self, request: Any, view: Any) -> bool:
+        limit, period = self.num_requests, self.duration
+        if not (limit and period):
+            return True
+        key = self.get_cache_key(request, view)
+        if key is None:
+            return True
+        now = self.timer()
+        window = int(now // period)
+        elapsed = now - window * period
+        current = f"{key}:{window}"
         try:
-            return super().allow_request(request, view)
+            # Kept two periods: the next window reads it as its previous one.
+            self.cache.add(current, 0, timeout=2 * period)
+            try:
+                counted = int(self.cache.incr(current))
+            except ValueError:  # it expired between the two calls: this request is its first
+                counted = 1
+            previous = int(self.cache.get(f"{key}:{window - 1}") or 0)
+            estimate = sliding_count(
+                current=counted, previous=previous, elapsed=elapsed, period=period
+            )
+            if estimate <= limit:
+                return True
+            # A refused request takes its count back, so refusals do not lengthen the wait.
+            with contextlib.suppress(ValueError):  # expired meanwhile: nothing to take back
+                self.cache.decr(current)
         except RedisError:
             # A limit that cannot be counted is not enforced: a cache outage must not take
             # the whole API down with it.
             logger.warning("rate limit %r not checked: the cache is unreachable", self.scope)
             return True
-
-    def wait(self) -> float:
-        """Seconds until the window holds fewer than `num_requests` requests: until the
-        oldest one that must leave it does (the history is newest first)."""
-        # Both are set whenever a rate is: without one, allow_request returns before this.
-        limit, window = self.num_requests or 0, self.duration or 0
-        if 0 < limit <= len(self.history):
-            return float(self.history[limit - 1] + window - self.now)
-        return float(window)
-
-    def throttle_failure(self) -> bool:
-        raise RateLimited(
-            who=self.who,
-            limit=self.num_requests or 0,
-            period=self.duration or 0,
-            wait=max(1, math.ceil(self.wait())),
+        wait = seconds_until_allowed(
+            counted=counted - 1, previous=previous, elapsed=elapsed, limit=limit, period=period
         )
+        raise RateLimited(who=self.who, limit=limit, period=period, wait=max(1, math.ceil(wait)))
 
 
 class TokenRateThrottle(_Limit):

@@ -91,6 +91,39 @@ def test_a_decision_is_assigned_to_a_reviewer_of_its_zone_only(
     assert [(e.actor, e.body["payload"]["to"]) for e in event] == [("ann", "ben"), ("ann", None)]
 
 
+def test_assigning_to_an_unknown_name_answers_as_for_someone_who_does_not_review(
+    queued: Callable[[], int], person: Callable[..., Any], client_for: Callable[[Any], APIClient]
+) -> None:
+    # Given a zone admin assigning work, and sam who exists but reviews another zone
+    decision = queued()
+    ann = client_for(person("ann", Role.ZONE_ADMIN, ZONE))
+    person("sam", Role.REVIEWER, "G1.U1.P1.Z2")
+    url = f"/api/v1/decisions/{decision}/assign/"
+    # When ann assigns it to sam, and to a name nobody has, one at a time and in bulk
+    sam = ann.post(url, {"assignee": "sam"}, format="json")
+    nobody = ann.post(url, {"assignee": "nobody-here"}, format="json")
+    bulk = "/api/v1/decisions/bulk/"
+    in_bulk = {
+        name: ann.post(
+            bulk, {"action": "assign", "decisions": [decision], "assignee": name}, format="json"
+        ).json()["outcome"][str(decision)]
+        for name in ("sam", "nobody-here")
+    }
+    # Then the answers are the same but for the name: none tells which usernames exist
+    assert sam.status_code == nobody.status_code == 400
+    assert sam.json()["error"] == {
+        "code": "invalid",
+        "message": f"sam does not review {ZONE}",
+        "field": "assignee",
+    }
+    assert nobody.json()["error"]["message"] == f"nobody-here does not review {ZONE}"
+    assert in_bulk == {
+        "sam": f"sam does not review {ZONE}",
+        "nobody-here": f"nobody-here does not review {ZONE}",
+    }
+    assert Decision.objects.get(pk=decision).assigned_to is None
+
+
 def test_bulk_assign_and_release_say_for_each_decision_whether_it_worked(
     queued: Callable[[], int],
     person: Callable[..., Any],

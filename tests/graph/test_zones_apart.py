@@ -54,6 +54,16 @@ def test_a_shared_node_cannot_be_rewritten_or_deleted_by_a_zone_admin(
     z1_graph: None, other_admin: Any
 ) -> None:
     shared = GraphNode.objects.get(key="person:shared")
+    # (they act in OTHER as well, so its admin sees them: unseen, they would be a 404)
+    store.edge_upsert(
+        source=store.node_ensure(
+            key="decision:other", node_type="decision", label="Other", zone=OTHER
+        ),
+        target=shared,
+        edge_type="approved_by",
+        zone=OTHER,
+        origin=EdgeOrigin.PIPELINE,
+    )
     written = other_admin.post(
         "/api/v1/graph/nodes/",
         {"key": "person:shared", "type": "person", "label": "renamed", "zone": OTHER},
@@ -63,7 +73,7 @@ def test_a_shared_node_cannot_be_rewritten_or_deleted_by_a_zone_admin(
     assert (written.status_code, deleted.status_code) == (403, 403)
     shared.refresh_from_db()
     assert (shared.label, shared.zone) == ("Shared", "")
-    assert GraphEdge.objects.filter(target=shared).count() == 1
+    assert GraphEdge.objects.filter(target=shared).count() == 2
 
 
 def test_an_edge_onto_another_zones_node_is_a_409(z1_graph: None, other_admin: Any) -> None:
@@ -116,9 +126,46 @@ def test_a_shared_nodes_edges_are_read_within_the_readers_zones(
     z1_graph: None, person: Callable[..., Any], client_for: Callable[[Any], Any]
 ) -> None:
     shared = GraphNode.objects.get(key="person:shared")
+    # (they act in OTHER too: where they act nowhere, a reader does not see them at all)
+    store.edge_upsert(
+        source=store.node_ensure(
+            key="decision:other", node_type="decision", label="Other", zone=OTHER
+        ),
+        target=shared,
+        edge_type="approved_by",
+        zone=OTHER,
+        origin=EdgeOrigin.PIPELINE,
+    )
     outsider = client_for(person("olga", Role.REVIEWER, OTHER))
     insider = client_for(person("ines", Role.REVIEWER, ZONE))
     outside = outsider.get(f"/api/v1/graph/nodes/{shared.pk}/").json()
     inside = insider.get(f"/api/v1/graph/nodes/{shared.pk}/").json()
-    assert outside["edges"] == []
+    assert [e["zone"] for e in outside["edges"]] == [OTHER]
     assert [e["zone"] for e in inside["edges"]] == [ZONE]
+
+
+def test_a_shared_person_is_seen_only_in_the_zones_they_act_in(
+    z1_graph: None, person: Callable[..., Any], client_for: Callable[[Any], Any]
+) -> None:
+    # Given person:shared, who approved a decision of ZONE only, and a reviewer of each galaxy
+    store.node_ensure(key="person:nobody-yet", node_type="person", label="Shared Nobody")
+    ours = client_for(person("rita", Role.REVIEWER, ZONE))
+    theirs = client_for(person("gus", Role.REVIEWER, "G2"))
+    shared = GraphNode.objects.get(key="person:shared")
+
+    def people(client: Any, **query: str) -> set[str]:
+        listed = client.get("/api/v1/graph/nodes/", {"type": "person", **query}).json()["nodes"]
+        return {n["key"] for n in listed}
+
+    # When each lists the people of the graph, opens the person, and asks the graph about them
+    # Then the reviewer of ZONE sees them, the other galaxy's reviewer does not, anywhere
+    assert people(ours) == {"person:shared"}
+    assert people(theirs) == people(theirs, q="Shared") == set()
+    assert ours.get(f"/api/v1/graph/nodes/{shared.pk}/").status_code == 200
+    assert theirs.get(f"/api/v1/graph/nodes/{shared.pk}/").status_code == 404
+    asked = theirs.get("/api/v1/graph/query/", {"q": "Shared", "zone": "G2.U1.P1.Z1"})
+    assert asked.status_code == 200, asked.json()
+    assert "person:" not in json.dumps(asked.json())
+    asked_here = ours.get("/api/v1/graph/query/", {"q": "Shared", "zone": ZONE})
+    assert "person:shared" in json.dumps(asked_here.json())
+    assert "person:nobody-yet" not in json.dumps(asked_here.json())  # acts nowhere yet
