@@ -85,6 +85,11 @@ class EffectivePolicy:
         )
 
 
+def zone_has_own_policy(zone: Zone) -> bool:
+    """Whether the zone's own policy was ever set (even back to inheriting everything)."""
+    return zone.policy_versions.exists()
+
+
 def latest_versions(coordinates: Iterable[str]) -> dict[str, ZonePolicyVersion]:
     latest: dict[str, ZonePolicyVersion] = {}
     rows = (
