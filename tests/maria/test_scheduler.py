@@ -97,8 +97,10 @@ def test_a_second_scheduler_beside_the_first_runs_nothing(tmp_path: Path, org: A
 
 
 def test_make_run_starts_the_scheduler_and_stops_it_with_the_server() -> None:
+    """Also: the webhooks' `data.url` (MARIA_PUBLIC_URL) names the port it serves on, and a
+    reachable address when it listens on every interface (issue 29, item 10)."""
     plan = subprocess.run(
-        ["make", "-n", "run", "PORT=8123"],  # noqa: S607 - make from PATH, as a newcomer runs it
+        ["make", "-n", "run", "PORT=8123", "HOST=0.0.0.0"],  # noqa: S607 - as a newcomer runs it
         cwd=settings.BASE_DIR,
         capture_output=True,
         text=True,
@@ -106,4 +108,5 @@ def test_make_run_starts_the_scheduler_and_stops_it_with_the_server() -> None:
     ).stdout
     assert "manage.py run_scheduler &" in plan
     assert "trap 'kill $scheduler" in plan
-    assert "--port 8123" in plan
+    assert "--host 0.0.0.0 --port 8123" in plan
+    assert "MARIA_PUBLIC_URL=${MARIA_PUBLIC_URL:-http://127.0.0.1:8123}" in plan
