@@ -9,7 +9,7 @@ from django.db import transaction
 from coordinates import demo
 from coordinates.coordinate import parse
 from coordinates.models import ApiToken
-from coordinates.selectors import zone_get, zone_has_own_policy
+from coordinates.selectors import person_exists, zone_get, zone_has_own_policy
 from coordinates.services import (
     agent_user,
     hash_key,
@@ -48,6 +48,10 @@ class Command(BaseCommand):
                 if not zone_has_own_policy(zone):
                     policy_update(zone=zone, overrides=overrides, reason=reason, actor=None)
             for username, role, scope, password in demo.PEOPLE:
+                # An existing account keeps the password and roles its admins left it with
+                # (a revoked role stays revoked).
+                if person_exists(username):
+                    continue
                 user = user_ensure(username=username, password=password)
                 role_grant(user=user, role=role, scope=parse(scope))
             agent = parse(demo.AGENT)
@@ -77,7 +81,7 @@ class Command(BaseCommand):
                     filename=filename,
                 )
         self.stdout.write("Demo data ready.")
-        self.stdout.write("Logins (username / password, role on scope):")
+        self.stdout.write("Logins as first seeded (username / password, role on scope):")
         for username, role, scope, password in demo.PEOPLE:
             self.stdout.write(f"  {username:<10} / {password:<15} {role} on {scope}")
         self.stdout.write(f"Agent {demo.AGENT} token: {demo.AGENT_DEMO_KEY}")
