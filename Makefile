@@ -32,12 +32,21 @@ UVICORN := $(BIN)/uvicorn maria.asgi:application --no-proxy-headers --lifespan o
 # A local checkpoint signing key, made once (production keeps its own: README, Production).
 TRAIL_KEY := var/trail-signing.key
 
+# The address agents reach this server at (webhooks' `data.url`): the port it serves on, and
+# the loopback address when it listens on every interface.
+PUBLIC_HOST = $(if $(filter 0.0.0.0 ::,$(HOST)),127.0.0.1,$(HOST))
+
+# The scheduler (manage.py run_scheduler: checkpoints, escalations, webhook retries) runs
+# beside the server and is stopped with it, however the server ends.
 run: migrate
 	$(BIN)/python manage.py trail_key --new $(TRAIL_KEY)
 	MARIA_TRAIL_SIGNING_KEY_FILE=$${MARIA_TRAIL_SIGNING_KEY_FILE:-$(TRAIL_KEY)} $(BIN)/python manage.py seed_demo
 	@echo "Serving on http://$(HOST):$(PORT)/ (Ctrl-C stops)"
-	MARIA_TRAIL_SIGNING_KEY_FILE=$${MARIA_TRAIL_SIGNING_KEY_FILE:-$(TRAIL_KEY)} \
-	  $(UVICORN) --host $(HOST) --port $(PORT)
+	export MARIA_TRAIL_SIGNING_KEY_FILE=$${MARIA_TRAIL_SIGNING_KEY_FILE:-$(TRAIL_KEY)} \
+	  MARIA_PUBLIC_URL=$${MARIA_PUBLIC_URL:-http://$(PUBLIC_HOST):$(PORT)}; \
+	$(BIN)/python manage.py run_scheduler & scheduler=$$!; \
+	trap 'kill $$scheduler 2>/dev/null; wait $$scheduler' EXIT; trap 'exit 130' INT TERM; \
+	$(UVICORN) --host $(HOST) --port $(PORT)
 
 test: install
 	$(BIN)/pytest $(PYTEST_ARGS)

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q
 
@@ -85,6 +86,15 @@ class EffectivePolicy:
         return (
             "/".join(f"{coordinate}@{version}" for coordinate, version in self.chain) or "default"
         )
+
+
+def person_exists(username: str) -> bool:
+    return get_user_model().objects.filter(username=username).exists()
+
+
+def zone_has_own_policy(zone: Zone) -> bool:
+    """Whether the zone's own policy was ever set (even back to inheriting everything)."""
+    return zone.policy_versions.exists()
 
 
 def latest_versions(coordinates: Iterable[str]) -> dict[str, ZonePolicyVersion]:

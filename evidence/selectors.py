@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 
 from coordinates.coordinate import Coordinate
-from coordinates.models import Role
+from coordinates.models import Role, Zone
 from coordinates.selectors import AnyUser, agent_of, role_scopes
 from evidence.models import Document
 from evidence.retrieval import in_view
@@ -28,6 +28,11 @@ def document_readable(node: str, scopes: list[Coordinate] | None) -> bool:
     lies in one of them or on a level above one: zones inherit their levels' documents.
     Overridden ones included: reading one is no citing it (evidence.retrieval.overrides)."""
     return in_view(node, None if scopes is None else [str(scope) for scope in scopes])
+
+
+def document_exists(*, zone: Zone, key: str) -> bool:
+    """Whether the zone holds a document of this key, in any version (document_ingest)."""
+    return Document.objects.filter(zone=zone, key=key).exists()
 
 
 def documents_visible(user: AnyUser, token: object = None) -> QuerySet[Document]:

@@ -10,6 +10,7 @@ libraries/python/tests/test_webhooks.py, `test_sign_function`): key
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -128,3 +129,49 @@ def test_the_inbox_keeps_each_event_once_and_wakes_whoever_waits_for_it() -> Non
     with pytest.raises(WebhookVerificationError):
         inbox.receive({**signed, "webhook-id": "msg_2"}, body)
     assert len(inbox.events) == 1
+
+
+@pytest.mark.django_db
+def test_the_readmes_webhook_check_takes_the_secret_as_issue_token_prints_it() -> None:
+    """README, "Connect your RAG": its `verify_webhook(...)` line, run as written with the
+    secret line `issue_token --webhook` printed, accepts a delivery signed with that token
+    (issue 29, item 10: the README once put a second `whsec_` before it)."""
+    from io import StringIO
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from django.conf import settings
+    from django.core.management import call_command
+
+    from coordinates.models import ApiToken
+    from decisions.webhooks import body_of, new_webhook_id, standard_headers
+
+    call_command("zone_add", "G1.U1.P1.Z1", stdout=StringIO())
+    out = StringIO()
+    call_command(
+        "issue_token",
+        "--agent",
+        "G1.U1.P1.Z1.A1",
+        "--webhook",
+        "https://agent.example/hooks",
+        stdout=out,
+        stderr=StringIO(),
+    )
+    printed = out.getvalue().split()[-1]
+    token = ApiToken.objects.get()
+    body = body_of({"type": "decision.completed", "timestamp": "", "data": {"id": 1}})
+    webhook_id = new_webhook_id()
+    sent = standard_headers([token.webhook_secret], webhook_id, int(time.time()), body)
+    readme = (Path(settings.BASE_DIR) / "README.md").read_text()
+    line = next(
+        line.strip() for line in readme.splitlines() if line.startswith("event = verify_webhook(")
+    )
+    scope: dict[str, object] = {
+        "verify_webhook": verify_webhook,
+        "request": SimpleNamespace(headers=sent, body=body),
+        "SECRET": printed,
+    }
+    exec(line, scope)  # noqa: S102 - the README's own line, run as a reader would
+    event = scope["event"]
+    assert isinstance(event, WebhookEvent)
+    assert event.id == webhook_id

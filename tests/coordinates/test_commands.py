@@ -9,7 +9,9 @@ from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
 from coordinates import demo
+from coordinates.coordinate import parse
 from coordinates.models import ApiToken, RoleAssignment, Zone, ZonePolicyVersion
+from evidence import demo as demo_documents
 
 pytestmark = pytest.mark.django_db
 
@@ -110,6 +112,56 @@ def test_seed_demo_is_idempotent_and_prints_logins_and_a_working_token(settings:
     body: dict[str, Any] = client.get("/api/v1/zones/G1.U1.P1.Z1/policy/").json()
     assert body["effective"]["tau"] == 0.85
     assert body["effective"]["approvals_required"] == 2
+
+
+def test_seed_demo_again_keeps_what_the_admins_changed(settings: Any) -> None:
+    """A restart of `make run` seeds again: the admin's policy edit and their new version of
+    a demo document stay current, and nothing is re-imported over them (issue 29, item 8)."""
+    from coordinates.selectors import effective_policy, zone_get
+    from coordinates.services import policy_update, role_revoke
+    from evidence.models import Document, DocumentVersion, KnowledgeConflict
+    from evidence.services import document_ingest
+
+    settings.DEBUG = True
+    run("seed_demo")
+    # Given: the zone admin relaxes the compliance zone and rewrites the expense policy.
+    compliance = zone_get(parse("G1.U1.P1.Z1"))
+    admin = get_user_model().objects.get(username="zoneadmin")
+    policy_update(zone=compliance, overrides={"tau": 0.75}, reason="Fewer reviews", actor=admin)
+    # and revokes the second reviewer's role, and the first reviewer sets their own password
+    role_revoke(
+        user=get_user_model().objects.get(username="reviewer2"),
+        role="reviewer",
+        scope=parse("G1.U1"),
+        revoked_by=admin,
+    )
+    reviewer = get_user_model().objects.get(username="reviewer")
+    reviewer.set_password("my-own-password")
+    reviewer.save()
+    expense = Document.objects.get(zone=compliance, key="demo/expense-policy.md")
+    text = (demo_documents.FOLDER / "expense-policy.md").read_text().replace("500,000", "300,000")
+    document_ingest(
+        zone=compliance, raw=text, kind="policy", status="approved", supersedes=expense, actor=admin
+    )
+    before = (
+        ZonePolicyVersion.objects.count(),
+        DocumentVersion.objects.count(),
+        KnowledgeConflict.objects.count(),
+    )
+    # When: `make run` starts again.
+    run("seed_demo")
+    # Then: nothing new, and the admin's work is what answers are judged and cited against.
+    assert before == (
+        ZonePolicyVersion.objects.count(),
+        DocumentVersion.objects.count(),
+        KnowledgeConflict.objects.count(),
+    )
+    assert effective_policy(compliance.coord).values.tau == 0.75
+    assert not RoleAssignment.objects.filter(user__username="reviewer2").exists()
+    assert get_user_model().objects.get(username="reviewer").check_password("my-own-password")
+    current = expense.versions.get(superseded_at__isnull=True)
+    assert "300,000 yen" in current.text
+    assert current.created_by == admin
 
 
 def test_issue_token_prints_the_webhook_secret_in_the_standard_webhooks_form() -> None:

@@ -229,3 +229,44 @@ def test_a_webhook_that_is_not_an_http_url_is_refused_at_issue(url: str, org: An
 def test_a_stored_bad_url_fails_the_delivery_not_the_worker() -> None:
     with pytest.raises(DeliveryError, match="not an http"):
         post("file:///etc/passwd", "c2VjcmV0", webhook_id="msg_1", body=b"{}")
+
+
+@pytest.mark.parametrize("receiver", [(500, 204)], indirect=True)
+def test_under_eager_celery_a_retry_waits_for_its_time_and_the_sweep_sends_it(
+    policy_doc: Any,
+    set_policy: Callable[..., Any],
+    webhook_agent: tuple[ApiToken, APIClient],
+    receiver: WebhookReceiver,
+) -> None:
+    """`make run` (eager Celery): the backoff is waited for, not run through in a second
+    (issue 29, item 10); the scheduler's outbox sweep sends the retry once it is due."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    # given an agent whose receiver fails once
+    set_policy(tau=0.3, refusal_floor=0.2, floor=0.05)
+    _, client = webhook_agent
+
+    # when its answer is released
+    decision_id = post_answer(client, policy_doc)
+
+    # then one attempt only, and the row waits for its next one, the decision still executed
+    assert len(receiver.hooks) == 1
+    row = Outbox.objects.get(decision_id=decision_id, kind="webhook")
+    assert (row.sent_at, row.attempts, row.claimed_at) == (None, 1, None)
+    assert row.next_attempt_at is not None
+    assert row.next_attempt_at > row.created_at
+    assert Decision.objects.get(pk=decision_id).state == "executed"
+    tasks.sweep_outbox()  # not due yet: nothing is sent
+    assert len(receiver.hooks) == 1
+
+    # when its time has come, the sweep sends the same message again, and the 2xx completes it
+    past = timezone.now() - timedelta(minutes=5)
+    Outbox.objects.filter(pk=row.pk).update(created_at=past, next_attempt_at=past)
+    tasks.sweep_outbox()
+    assert len(receiver.hooks) == 2
+    assert receiver.hooks[0].body == receiver.hooks[1].body
+    row.refresh_from_db()
+    assert (row.sent_at is not None, row.attempts) == (True, 2)
+    assert Decision.objects.get(pk=decision_id).state == "completed"

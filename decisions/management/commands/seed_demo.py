@@ -9,7 +9,7 @@ from django.db import transaction
 from coordinates import demo
 from coordinates.coordinate import parse
 from coordinates.models import ApiToken
-from coordinates.selectors import zone_get
+from coordinates.selectors import person_exists, zone_get, zone_has_own_policy
 from coordinates.services import (
     agent_user,
     hash_key,
@@ -19,13 +19,15 @@ from coordinates.services import (
     zone_add,
 )
 from evidence import demo as demo_documents
+from evidence.selectors import document_exists
 from evidence.services import document_ingest
 
 
 class Command(BaseCommand):
     help = (
-        "Load the demo organisation, its documents (idempotent) and print the logins and the "
-        "agent token."
+        "Load the demo organisation and its documents, and print the logins and the agent "
+        "token. Run again (each `make run`), it adds only what is missing: a zone policy or "
+        "a document that exists is the admins' now, whatever they made of it."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -40,10 +42,16 @@ class Command(BaseCommand):
             for coordinate, name in demo.ZONES:
                 zone_add(coordinate=parse(coordinate), name=name)
             for coordinate, overrides, reason in demo.POLICIES:
-                policy_update(
-                    zone=zone_get(parse(coordinate)), overrides=overrides, reason=reason, actor=None
-                )
+                zone = zone_get(parse(coordinate))
+                # Compared with the current version instead, a restart would set the demo
+                # values again on top of an admin's edit.
+                if not zone_has_own_policy(zone):
+                    policy_update(zone=zone, overrides=overrides, reason=reason, actor=None)
             for username, role, scope, password in demo.PEOPLE:
+                # An existing account keeps the password and roles its admins left it with
+                # (a revoked role stays revoked).
+                if person_exists(username):
+                    continue
                 user = user_ensure(username=username, password=password)
                 role_grant(user=user, role=role, scope=parse(scope))
             agent = parse(demo.AGENT)
@@ -56,18 +64,24 @@ class Command(BaseCommand):
                     "label": "demo agent",
                 },
             )
-            for filename, zone, kind, title in demo_documents.DOCUMENTS:
+            for filename, coordinate, kind, title in demo_documents.DOCUMENTS:
+                zone = zone_get(parse(coordinate))
+                key = f"demo/{filename}"
+                # By its key, in any version: an admin's new version of a demo document is
+                # not superseded by the demo text again (nor compared with it as a conflict).
+                if document_exists(zone=zone, key=key):
+                    continue
                 document_ingest(
-                    zone=zone_get(parse(zone)),
+                    zone=zone,
                     raw=(demo_documents.FOLDER / filename).read_bytes(),
                     kind=kind,
                     status="approved",
                     title=title,
-                    key=f"demo/{filename}",
+                    key=key,
                     filename=filename,
                 )
         self.stdout.write("Demo data ready.")
-        self.stdout.write("Logins (username / password, role on scope):")
+        self.stdout.write("Logins as first seeded (username / password, role on scope):")
         for username, role, scope, password in demo.PEOPLE:
             self.stdout.write(f"  {username:<10} / {password:<15} {role} on {scope}")
         self.stdout.write(f"Agent {demo.AGENT} token: {demo.AGENT_DEMO_KEY}")
