@@ -788,10 +788,15 @@ def _json_lines_records(text: str) -> list[dict[str, Any]]:
             # no line nested deeper than a body may be (one 5,000 deep overflowed the stack).
             record = strict_loads(line)
         except ParseError as error:
-            reason = _reason(error).removeprefix("JSON parse error - ")
+            reason = _reason(error)
+            syntax = reason.removeprefix("JSON parse error - ")
+            message = (
+                gettext("line %(number)s is not JSON: %(error)s")
+                if syntax != reason
+                else gettext("line %(number)s: %(error)s")
+            )
             raise ApplicationError(
-                gettext("line %(number)s: %(error)s") % {"number": number, "error": reason},
-                field="body",
+                message % {"number": number, "error": syntax}, field="body"
             ) from None
         if not isinstance(record, dict):
             raise ApplicationError(
