@@ -841,9 +841,10 @@ class GraphImportView(APIView):
                 description="default: csv for a text/csv body, jsonl otherwise",
             ),
         ],
+        # Rows are lines: a body of blanks holds none (refused), and one is required.
         request={
-            "application/x-ndjson": {"type": "string", "minLength": 1},
-            "text/csv": {"type": "string", "minLength": 1},
+            "application/x-ndjson": {"type": "string", "minLength": 1, "pattern": NOT_BLANK},
+            "text/csv": {"type": "string", "minLength": 1, "pattern": NOT_BLANK},
         },
         responses={
             201: inline_serializer("GraphImported", {"content_hash": serializers.CharField()}),
