@@ -585,7 +585,7 @@ class NodeDetailView(APIView):
     @extend_schema(
         summary="Delete a node and its edges (zone admins; a trail event)",
         parameters=[path_id(), OpenApiParameter("reason", str)],
-        responses={204: None, **error_responses(403, 404)},
+        responses={204: None, **error_responses(400, 403, 404)},  # 400: a NUL in reason
     )
     def delete(self, request: Request, pk: int) -> Response:
         node = self._get(request, pk)
@@ -657,7 +657,7 @@ class EdgeDetailView(APIView):
     @extend_schema(
         summary="Delete an edge (zone admins; a trail event)",
         parameters=[path_id(), OpenApiParameter("reason", str)],
-        responses={204: None, **error_responses(403, 404)},
+        responses={204: None, **error_responses(400, 403, 404)},  # 400: a NUL in reason
     )
     def delete(self, request: Request, pk: int) -> Response:
         edge = GraphEdge.objects.select_related("source", "target").filter(pk=pk).first()
