@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
@@ -14,7 +15,7 @@ from rest_framework.views import APIView
 
 from decisions import rereview
 from decisions.models import ReReview
-from maria.openapi import error_responses, path_id
+from maria.openapi import NOT_BLANK, error_responses, path_id
 from maria.strict import StrictSerializer
 
 PAGE_SIZE = 100
@@ -53,6 +54,28 @@ class ReReviewListView(APIView):
 class CloseIn(StrictSerializer):
     verdict = serializers.ChoiceField(choices=ReReview.Verdict.choices)
     note = serializers.CharField(max_length=rereview.NOTE_LIMIT, required=False, allow_blank=True)
+
+
+class _CloseInNoteWhenWrong(OpenApiSerializerExtension):
+    """A re-review closed as `wrong` needs a note that is more than blanks (it says what is
+    wrong now; rereview.rereview_close refuses it without): the schema says so, so that it
+    refuses what the server refuses. The verdict's enum stays the one component clients
+    know; the rule is written with `not`, which drf-spectacular's enum hook leaves alone."""
+
+    target_class = "decisions.api_rereview.CloseIn"
+
+    def map_serializer(self, auto_schema: Any, direction: Any) -> Any:
+        schema = auto_schema._map_basic_serializer(self.target, direction)
+        if direction == "request":
+            note = schema["properties"]["note"]
+            schema["anyOf"] = [
+                {"properties": {"verdict": {"not": {"enum": [ReReview.Verdict.WRONG.value]}}}},
+                {
+                    "properties": {"note": {**note, "minLength": 1, "pattern": NOT_BLANK}},
+                    "required": ["note"],
+                },
+            ]
+        return schema
 
 
 class ReReviewCloseView(APIView):

@@ -46,7 +46,15 @@ from maria.strict import StrictSerializer
 
 
 class DocumentIn(StrictSerializer):
-    title = serializers.CharField(max_length=300, required=False, allow_blank=True)
+    title = serializers.CharField(
+        max_length=300,
+        required=False,
+        allow_blank=True,
+        help_text=(
+            "left out or blank: the text's first heading, else its opening words (at most 80 "
+            "characters)"
+        ),
+    )
     key = serializers.CharField(max_length=200, required=False, allow_blank=True)
     kind = serializers.ChoiceField(choices=DocumentKind.choices)
     status = serializers.ChoiceField(choices=DocumentStatus.choices)

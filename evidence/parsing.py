@@ -83,6 +83,16 @@ class ParsedDocument:
     title: str | None
 
 
+def opening_words(document: ParsedDocument, limit: int = HEADING_MAX_CHARS) -> str:
+    """A title for a document that has none and no heading: its first paragraph's opening
+    words, at most `limit` characters, cut between words where one ends in reach."""
+    words = " ".join(document.paragraphs[0].text.split()) if document.paragraphs else ""
+    if len(words) <= limit:
+        return words
+    reach = words[: limit + 1]
+    return reach.rsplit(" ", 1)[0] if " " in reach else words[:limit]
+
+
 def content_hash(text: str) -> str:
     """sha256 hex digest of the canonical text's UTF-8 bytes."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -117,7 +117,9 @@ def document_ingest(
                 field="supersedes",
             )
         key = supersedes.key
-    name = (title or parsed.title or filename or "").strip()[:300]
+    # Without a title, heading or file name, the opening words name it, as a heading would:
+    # the API documents `title` as optional, and refused such a text with a 400.
+    name = (title or parsed.title or filename or parsing.opening_words(parsed)).strip()[:300]
     if not name:
         raise ApplicationError("a title is required (the document has no heading)", field="title")
     if not key:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from typing import Any
 
@@ -18,16 +19,30 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.sessions.backends.base import SessionBase
+from rest_framework.exceptions import ParseError
 
 from coordinates.coordinate import Coordinate
 from coordinates.models import Role, Zone
 from coordinates.selectors import role_scopes
 from gates.groups import queue_group
+from maria.parsers import strict_loads
+
+logger = logging.getLogger(__name__)
 
 # Close codes in the 4000 range are the application's own (RFC 6455, section 7.4.2).
+CLOSE_MALFORMED = 4400
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
+# RFC 6455, section 7.4.1: "a type of data it cannot accept", e.g. binary for a text endpoint.
+CLOSE_UNSUPPORTED_DATA = 1003
+# A close frame's reason fits in 123 bytes of UTF-8 (its payload is at most 125, code included).
+MAX_REASON_BYTES = 123
 QUEUE_ROLES = (Role.REVIEWER, Role.ZONE_ADMIN)
+
+
+def close_reason(text: str) -> str:
+    """`text` cut to what a close frame carries, on a character boundary."""
+    return text.encode()[:MAX_REASON_BYTES].decode(errors="ignore")
 
 
 def _minimal_scopes(scopes: list[Coordinate]) -> list[Coordinate]:
@@ -125,6 +140,32 @@ class QueueConsumer(AsyncJsonWebsocketConsumer):
 
     def _stale(self) -> bool:
         return time.monotonic() - self.checked_at > float(settings.MARIA_SOCKET_RECHECK_SECONDS)
+
+    async def receive(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
+    ) -> None:
+        """A frame from the client, read as strictly as a JSON request body (maria.parsers).
+        A binary frame or text that is not such JSON closes the socket with a reason and
+        logs one line: Channels' own reader raised, which dropped the socket without a close
+        frame and logged a traceback per frame."""
+        if text_data is None:
+            await self._refuse(CLOSE_UNSUPPORTED_DATA, "send JSON text frames, not binary ones")
+            return
+        try:
+            content = strict_loads(text_data)
+        except ParseError as error:
+            await self._refuse(CLOSE_MALFORMED, str(error.detail))
+            return
+        await self.receive_json(content, **kwargs)
+
+    async def _refuse(self, code: int, reason: str) -> None:
+        logger.warning(
+            "queue socket closed (%s): %s",
+            code,
+            reason,
+            extra={"user_id": getattr(self, "user_id", None), "close_code": code},
+        )
+        await self.close(code=code, reason=close_reason(reason))
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         # Every message from the client is authorised again once the roles are stale.

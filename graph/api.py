@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import json
 from types import SimpleNamespace
 from typing import Any
 
@@ -19,6 +18,7 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import serializers, status
+from rest_framework.exceptions import ParseError
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
@@ -45,7 +45,7 @@ from graph.core.types import EdgeType, NodeType
 from graph.models import GraphEdge, GraphNode, GraphRiskFlag, RiskFlagStatus
 from maria.errors import ApplicationError, Forbidden, NotFound, TooLarge
 from maria.openapi import NOT_BLANK, error_responses, one_of, or_empty, path_id
-from maria.parsers import StrictJSONParser, read_body
+from maria.parsers import StrictJSONParser, check_text, read_body, strict_loads
 from maria.strict import StrictSerializer
 
 MAX_IMPORT_ROWS = 200_000
@@ -605,7 +605,7 @@ class NodeDetailView(APIView):
     @extend_schema(
         summary="Delete a node and its edges (zone admins; a trail event)",
         parameters=[path_id(), OpenApiParameter("reason", str)],
-        responses={204: None, **error_responses(403, 404)},
+        responses={204: None, **error_responses(400, 403, 404)},  # 400: a NUL in reason
     )
     def delete(self, request: Request, pk: int) -> Response:
         node = self._get(request, pk)
@@ -673,7 +673,7 @@ class EdgeDetailView(APIView):
     @extend_schema(
         summary="Delete an edge (zone admins; a trail event)",
         parameters=[path_id(), OpenApiParameter("reason", str)],
-        responses={204: None, **error_responses(403, 404)},
+        responses={204: None, **error_responses(400, 403, 404)},  # 400: a NUL in reason
     )
     def delete(self, request: Request, pk: int) -> Response:
         edge = GraphEdge.objects.select_related("source", "target").filter(pk=pk).first()
@@ -704,69 +704,129 @@ class TextParser(BaseParser):
 
 
 _COLUMNS = ("source", "target", "type")
+# GraphNode.key's length: a longer key would be cut when stored and then not found again.
+MAX_KEY_CHARS = 200
+
+
+def _string(record: dict[str, Any], name: str) -> str:
+    value = record.get(name)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ValueError(gettext("%(name)s must be a string") % {"name": name})
+    return value
+
+
+def _number(record: dict[str, Any], name: str) -> float:
+    value = record.get(name)
+    if value is None or value == "":
+        return 1.0
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(gettext("%(name)s must be a number") % {"name": name})
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(gettext("%(name)s must be a number") % {"name": name}) from None
 
 
 def _spec(record: dict[str, Any], end: str) -> store.NodeSpec:
-    key = str(record.get(end) or "").strip()
+    key = _string(record, end).strip()
     if not key:
         raise ValueError(gettext("%(end)s is missing") % {"end": end})
+    if len(key) > MAX_KEY_CHARS:
+        raise ValueError(
+            gettext("%(end)s is longer than %(max)s characters")
+            % {"end": end, "max": MAX_KEY_CHARS}
+        )
     return store.NodeSpec(
         key=key,
-        node_type=(str(record.get(f"{end}_type") or "").strip() or None),
-        label=str(record.get(f"{end}_label") or ""),
+        node_type=_string(record, f"{end}_type").strip() or None,
+        label=_string(record, f"{end}_label"),
     )
 
 
 def _row(number: int, record: dict[str, Any]) -> store.ImportRow:
     try:
-        when = record.get("occurred_at") or None
+        check_text(record)
+        when = _string(record, "occurred_at")
         occurred = serializers.DateTimeField().to_internal_value(when) if when else None
         return store.ImportRow(
             source=_spec(record, "source"),
             target=_spec(record, "target"),
-            edge_type=str(record.get("type") or ""),
-            weight=float(record.get("weight") or 1.0),
-            confidence=float(record.get("confidence") or 1.0),
+            edge_type=_string(record, "type"),
+            weight=_number(record, "weight"),
+            confidence=_number(record, "confidence"),
             occurred_at=occurred,
         )
-    except (ValueError, TypeError, serializers.ValidationError) as error:
+    except (ValueError, ParseError, serializers.ValidationError) as error:
         raise ApplicationError(
-            gettext("row %(number)s: %(error)s") % {"number": number, "error": error},
+            gettext("row %(number)s: %(error)s") % {"number": number, "error": _reason(error)},
             field=f"rows.{number}",
         ) from error
 
 
-def parse_import(text: str, fmt: str) -> list[store.ImportRow]:
-    """JSON Lines ({source, target, type, weight?, confidence?, occurred_at?, source_type?,
-    source_label?, target_type?, target_label?} per line) or CSV with those columns."""
-    records: list[dict[str, Any]] = []
-    if fmt == "csv":
-        reader = csv.DictReader(io.StringIO(text))
+def _reason(error: Exception) -> str:
+    """The words of a refusal, without Python's list and ErrorDetail reprs around them."""
+    if isinstance(error, ParseError | serializers.ValidationError):
+        detail = error.detail
+        while isinstance(detail, list | dict) and detail:
+            detail = detail[0] if isinstance(detail, list) else next(iter(detail.values()))
+        return str(detail)
+    return str(error)
+
+
+def _csv_records(text: str) -> list[dict[str, Any]]:
+    reader = csv.DictReader(io.StringIO(text))
+    try:
         missing = [c for c in _COLUMNS if c not in (reader.fieldnames or [])]
         if missing:
             raise ApplicationError(
                 gettext("the CSV header lacks %(columns)s") % {"columns": ", ".join(missing)},
                 field="body",
             )
-        records = [dict(r) for r in reader]
-    else:
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ApplicationError(
-                    gettext("line %(number)s is not JSON: %(error)s")
-                    % {"number": number, "error": error.msg},
-                    field="body",
-                ) from None
-            if not isinstance(record, dict):
-                raise ApplicationError(
-                    gettext("line %(number)s is not a JSON object") % {"number": number},
-                    field="body",
-                )
-            records.append(record)
+        return [dict(r) for r in reader]
+    except csv.Error as error:
+        # A field over csv.field_size_limit() (131,072 characters), among others.
+        raise ApplicationError(
+            gettext("line %(number)s: %(error)s")
+            % {"number": reader.reader.line_num, "error": error},
+            field="body",
+        ) from None
+
+
+def _json_lines_records(text: str) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            # As strict as a JSON body: no duplicate keys, NaN, NUL or lone surrogates, and
+            # no line nested deeper than a body may be (one 5,000 deep overflowed the stack).
+            record = strict_loads(line)
+        except ParseError as error:
+            reason = _reason(error)
+            syntax = reason.removeprefix("JSON parse error - ")
+            message = (
+                gettext("line %(number)s is not JSON: %(error)s")
+                if syntax != reason
+                else gettext("line %(number)s: %(error)s")
+            )
+            raise ApplicationError(
+                message % {"number": number, "error": syntax}, field="body"
+            ) from None
+        if not isinstance(record, dict):
+            raise ApplicationError(
+                gettext("line %(number)s is not a JSON object") % {"number": number},
+                field="body",
+            )
+        records.append(record)
+    return records
+
+
+def parse_import(text: str, fmt: str) -> list[store.ImportRow]:
+    """JSON Lines ({source, target, type, weight?, confidence?, occurred_at?, source_type?,
+    source_label?, target_type?, target_label?} per line) or CSV with those columns."""
+    records = _csv_records(text) if fmt == "csv" else _json_lines_records(text)
     if len(records) > MAX_IMPORT_ROWS:
         raise TooLarge(
             gettext("at most %(max)s rows per import") % {"max": MAX_IMPORT_ROWS}, field="body",
@@ -797,9 +857,10 @@ class GraphImportView(APIView):
                 description="default: csv for a text/csv body, jsonl otherwise",
             ),
         ],
+        # Rows are lines: a body of blanks holds none (refused), and one is required.
         request={
-            "application/x-ndjson": {"type": "string", "minLength": 1},
-            "text/csv": {"type": "string", "minLength": 1},
+            "application/x-ndjson": {"type": "string", "minLength": 1, "pattern": NOT_BLANK},
+            "text/csv": {"type": "string", "minLength": 1, "pattern": NOT_BLANK},
         },
         responses={
             201: inline_serializer("GraphImported", {"content_hash": serializers.CharField()}),

@@ -12,7 +12,9 @@ from typing import Any
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.urls import Resolver404, resolve
 from django.utils.translation import gettext
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
@@ -78,15 +80,43 @@ def error_body(code: str, message: str, field: str | None = None, **extra: Any) 
     return {"error": {"code": code, "message": message, "field": field, **extra}}
 
 
+def _no_such_path(request: HttpRequest) -> JsonResponse:
+    message = gettext("no such path %(path)s") % {"path": request.path}
+    return JsonResponse(error_body("not_found", message), status=404)
+
+
 def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
-    """The 404 of a path no URL matches (`/api/v1/decisions/abc/`): JSON in the error shape
-    under /api/, like every other API answer; Django's page elsewhere (maria.urls.handler404)."""
+    """The 404 of a page no URL matches, or whose view raised Http404: JSON in the error
+    shape under /api/, like every other API answer; Django's page elsewhere
+    (maria.urls.handler404, used when DEBUG is off)."""
     if request.path.startswith("/api/"):
-        message = gettext("no such path %(path)s") % {"path": request.path}
-        return JsonResponse(error_body("not_found", message), status=404)
+        return _no_such_path(request)
     from django.views.defaults import page_not_found as page
 
     return page(request, exception)
+
+
+@csrf_exempt
+def api_not_found(request: HttpRequest) -> JsonResponse:
+    """Every path under /api/ that no API URL matches (`/api/v1/decisions/abc/`), whatever
+    the method and whatever DEBUG says: with DEBUG on, Django answered the resolver's 404
+    with its HTML page listing every URL pattern, and a POST without the trailing slash
+    with a 500 (CommonMiddleware refuses to redirect a POST). A path that only lacks its
+    slash says so."""
+    if request.path.endswith("/") or not _resolves(f"{request.path_info}/"):
+        return _no_such_path(request)
+    message = gettext("no such path %(path)s; did you mean %(slashed)s?") % {
+        "path": request.path,
+        "slashed": f"{request.path}/",
+    }
+    return JsonResponse(error_body("not_found", message), status=404)
+
+
+def _resolves(path: str) -> bool:
+    try:
+        return resolve(path).func is not api_not_found
+    except Resolver404:
+        return False
 
 
 def _first_validation_error(detail: Any, path: str = "") -> tuple[str | None, str, str]:

@@ -26,6 +26,12 @@ NOT_BLANK = (
     r"\u205f\u3000]"
 )
 
+# No NUL character anywhere (maria.parsers refuses it in every JSON string; PostgreSQL holds
+# none in text, so the views refuse it in the query string too), and, for NOT_BLANK, no NUL
+# and somewhere a character str.strip() keeps.
+NO_NUL = r"^[^\u0000]*$"
+NOT_BLANK_NO_NUL = r"^[^\u0000]*" + NOT_BLANK.replace("[^", r"[^\u0000", 1) + r"[^\u0000]*$"
+
 
 class ApiErrorDetailSerializer(serializers.Serializer):
     code = serializers.CharField(help_text="machine-readable, e.g. invalid, not_found, conflict")
@@ -134,10 +140,11 @@ class TrimmedCharFieldExtension(OpenApiSerializerFieldExtension):
 
 
 def bodies_required(result: dict[str, Any], **_: Any) -> dict[str, Any]:
-    """A postprocessing hook: a request body whose every shape has required fields is itself
-    required. drf-spectacular says so of a plain serializer but not of a `oneOf` of several
-    (the decision intake's claims or plain answer), so generated clients and schemathesis
-    took a missing body for a valid one."""
+    """A postprocessing hook: a request body whose every shape has required fields, or is
+    text of at least one character, is itself required. drf-spectacular says so of a plain
+    serializer but not of a `oneOf` of several (the decision intake's claims or plain
+    answer) nor of a text body (the graph import's lines), so generated clients and
+    schemathesis took a missing body for a valid one."""
     schemas = result.get("components", {}).get("schemas", {})
 
     def has_required(schema: dict[str, Any]) -> bool:
@@ -146,6 +153,8 @@ def bodies_required(result: dict[str, Any], **_: Any) -> dict[str, Any]:
         shapes = schema.get("oneOf")
         if shapes:
             return all(has_required(shape) for shape in shapes)
+        if schema.get("type") == "string":
+            return int(schema.get("minLength", 0)) > 0
         return bool(schema.get("required"))
 
     for operations in result.get("paths", {}).values():
@@ -156,4 +165,46 @@ def bodies_required(result: dict[str, Any], **_: Any) -> dict[str, Any]:
             shapes = [media.get("schema", {}) for media in body.get("content", {}).values()]
             if shapes and all(has_required(shape) for shape in shapes):
                 body["required"] = True
+    return result
+
+
+def _strings_without_nul(schema: Any) -> None:
+    if isinstance(schema, list):
+        for item in schema:
+            _strings_without_nul(item)
+        return
+    if not isinstance(schema, dict):
+        return
+    if schema.get("type") == "string" and "enum" not in schema and "format" not in schema:
+        pattern = schema.get("pattern")
+        if pattern is None:
+            schema["pattern"] = NO_NUL
+        elif pattern == NOT_BLANK:
+            schema["pattern"] = NOT_BLANK_NO_NUL
+        # Any other pattern (coordinates, Idempotency-Key) names the characters it allows.
+    for key in ("properties", "additionalProperties", "items", "oneOf", "anyOf", "allOf"):
+        value = schema.get(key)
+        if key == "properties" and isinstance(value, dict):
+            _strings_without_nul(list(value.values()))
+        elif value is not None:
+            _strings_without_nul(value)
+
+
+def strings_without_nul(result: dict[str, Any], **_: Any) -> dict[str, Any]:
+    """A postprocessing hook: every string a client sends (request bodies and parameters)
+    says it holds no NUL character, which the server refuses everywhere (maria.parsers for
+    JSON bodies, the views for the query string). Schema-driven clients and fuzzers sent
+    NUL in `q`, node keys and a `reason`, valid by the document and refused with a 400."""
+    for name, schema in result.get("components", {}).get("schemas", {}).items():
+        if name.endswith("Request"):  # COMPONENT_SPLIT_REQUEST: what clients send
+            _strings_without_nul(schema)
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            if not isinstance(operation, dict):
+                continue
+            for parameter in operation.get("parameters", []):
+                _strings_without_nul(parameter.get("schema"))
+            body = operation.get("requestBody") or {}
+            for media in body.get("content", {}).values():
+                _strings_without_nul(media.get("schema"))
     return result

@@ -63,7 +63,9 @@ def read_body(stream: Any) -> bytes:
     return bytes(raw)
 
 
-def _check_text(value: Any, path: str = "", depth: int = 0) -> None:
+def check_text(value: Any, path: str = "", depth: int = 0) -> None:
+    """Refuse a NUL character or a lone surrogate anywhere in `value`, or nesting deeper
+    than MAX_DEPTH: a BodyError naming the field (`claims.2.text`)."""
     if depth > MAX_DEPTH:
         raise BodyError(f"JSON nested deeper than {MAX_DEPTH} levels", path or None)
     if isinstance(value, str):
@@ -75,11 +77,29 @@ def _check_text(value: Any, path: str = "", depth: int = 0) -> None:
             raise BodyError(f"lone surrogate in {path or 'a string'}", path or None) from None
     elif isinstance(value, Mapping):
         for key, item in value.items():
-            _check_text(key, path, depth + 1)
-            _check_text(item, f"{path}.{key}" if path else str(key), depth + 1)
+            check_text(key, path, depth + 1)
+            check_text(item, f"{path}.{key}" if path else str(key), depth + 1)
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            _check_text(item, f"{path}.{index}" if path else str(index), depth + 1)
+            check_text(item, f"{path}.{index}" if path else str(index), depth + 1)
+
+
+def strict_loads(text: str) -> Any:
+    """One JSON document read as strictly as a request body (see the module docstring); a
+    ParseError, or a BodyError naming the field, for anything this API refuses. The graph
+    import reads each of its JSON Lines with it."""
+    try:
+        data = json.loads(
+            text, object_pairs_hook=_object, parse_constant=_constant, parse_float=_finite
+        )
+    except RecursionError:
+        raise BodyError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as error:
+        if isinstance(error, ParseError):  # pragma: no cover - ParseError is not ValueError
+            raise
+        raise ParseError(f"JSON parse error - {error}") from None
+    check_text(data)
+    return data
 
 
 class StrictJSONParser(JSONParser):
@@ -89,15 +109,4 @@ class StrictJSONParser(JSONParser):
             text = raw.decode("utf-8")
         except UnicodeDecodeError as error:
             raise ParseError(f"JSON parse error - invalid UTF-8 at byte {error.start}") from None
-        try:
-            data = json.loads(
-                text, object_pairs_hook=_object, parse_constant=_constant, parse_float=_finite
-            )
-        except RecursionError:
-            raise BodyError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
-        except ValueError as error:
-            if isinstance(error, ParseError):  # pragma: no cover - ParseError is not ValueError
-                raise
-            raise ParseError(f"JSON parse error - {error}") from None
-        _check_text(data)
-        return data
+        return strict_loads(text)

@@ -298,6 +298,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "maria.openapi.bodies_required",
+        "maria.openapi.strings_without_nul",
     ],
     # The docs page's scripts are served from this installation, never from a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",

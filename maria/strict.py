@@ -16,6 +16,12 @@ def type_problem(field: serializers.Field, value: Any) -> str | None:
         return None  # allow_null decides
     if isinstance(field, serializers.CharField | serializers.DateField | serializers.DateTimeField):
         return None if isinstance(value, str) else "must be a string"
+    if isinstance(field, serializers.ChoiceField) and not isinstance(
+        field, serializers.MultipleChoiceField
+    ):
+        # Every choice of this API is a string; DRF would answer an object with its Python
+        # repr: "{'key': 'x'}" is not a valid choice.
+        return None if isinstance(value, str) else "must be a string"
     if isinstance(field, serializers.IntegerField):
         whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
         return None if whole and not isinstance(value, bool) else "must be a whole number"

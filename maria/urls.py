@@ -1,10 +1,10 @@
 from django.contrib import admin
-from django.urls import URLPattern, URLResolver, include, path
+from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from audit import urls as audit_urls
 from graph import urls as graph_urls
-from maria import health, metrics, views
+from maria import errors, health, metrics, views
 
 api_v1: list[URLPattern | URLResolver] = [
     path("", include("coordinates.urls")),
@@ -16,7 +16,7 @@ api_v1: list[URLPattern | URLResolver] = [
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
 ]
 
-# A path no URL matches answers JSON under /api/ (maria.errors.page_not_found).
+# A page no URL matches is Django's 404 page (JSON under /api/ when a view raises Http404).
 handler404 = "maria.errors.page_not_found"
 
 urlpatterns = [
@@ -24,6 +24,8 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("metrics", metrics.metrics, name="metrics"),
     path("api/v1/", include(api_v1)),
+    # Last under /api/: a path no API URL matches is a JSON 404 in every mode (DEBUG too).
+    re_path(r"^api/", errors.api_not_found, name="api-not-found"),
     path("graph/", include(graph_urls.pages)),
     path("", include("gates.urls")),
     path("", include("audit.urls")),

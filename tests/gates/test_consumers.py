@@ -19,6 +19,7 @@ __all__ = ["committed_trail"]
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
 ORIGIN = (b"origin", b"http://localhost")
+LONG_KEY = "é" * 99
 
 
 def session_cookie(user: Any) -> bytes:
@@ -89,6 +90,47 @@ async def test_ping_is_answered(org: Any, person: Callable[..., Any]) -> None:
     await socket.receive_json_from()
     await socket.send_json_to({"type": "ping"})
     assert await socket.receive_json_from() == {"type": "pong"}
+    await socket.disconnect()
+
+
+@pytest.mark.parametrize(
+    ("frame", "code", "words"),
+    [
+        ({"text_data": "{not json"}, 4400, "Expecting property name"),
+        ({"text_data": " "}, 4400, "Expecting value"),
+        ({"text_data": "[" * 100_000}, 4400, "nested deeper than 32 levels"),
+        # A reason longer than a close frame carries (123 bytes) is cut between characters.
+        ({"text_data": f'{{"{LONG_KEY}": 1, "{LONG_KEY}": 2}}'}, 4400, "duplicate key"),
+        ({"bytes_data": b'{"type": "ping"}'}, 1003, "not binary"),
+    ],
+    ids=["not json", "blank", "100,000 [", "duplicate key", "binary"],
+)
+async def test_a_malformed_frame_closes_the_socket_with_a_reason_and_one_log_line(
+    org: Any,
+    person: Callable[..., Any],
+    caplog: pytest.LogCaptureFixture,
+    frame: dict[str, Any],
+    code: int,
+    words: str,
+) -> None:
+    # given a connected reviewer
+    user = await sync_to_async(person)("rita", Role.REVIEWER, "G1")
+    socket, connected, _ = await connect(await sync_to_async(session_cookie)(user))
+    assert connected
+    await socket.receive_json_from()
+    # when the client sends a frame that is not JSON text
+    await socket.send_to(**frame)
+    # then the server closes with a code and a reason (Channels' reader raised: no close frame)
+    output = await socket.receive_output(timeout=3)
+    assert output["type"] == "websocket.close"
+    assert output["code"] == code
+    assert words in output["reason"]
+    assert len(output["reason"].encode()) <= 123
+    # and logs one warning naming it, without a traceback
+    closed = [r for r in caplog.records if r.name == "gates.consumers"]
+    assert [r.levelname for r in closed] == ["WARNING"]
+    assert words in closed[0].getMessage()
+    assert closed[0].exc_info is None
     await socket.disconnect()
 
 

@@ -43,6 +43,10 @@ def test_a_text_matches_not_blank_exactly_when_stripping_leaves_something(text: 
         (serializers.FloatField(), 1, False),
         (serializers.DateTimeField(), 1700000000, True),
         (serializers.CharField(allow_null=True), None, False),
+        # DRF answered an object with its repr: "{'key': 'x'}" is not a valid choice.
+        (serializers.ChoiceField(choices=["a", "b"]), {"key": "x"}, True),
+        (serializers.ChoiceField(choices=["a", "b"]), ["a"], True),
+        (serializers.ChoiceField(choices=["a", "b"]), "c", False),  # DRF says it is no choice
     ],
 )
 def test_json_types_are_taken_as_documented(

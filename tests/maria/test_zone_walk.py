@@ -850,6 +850,7 @@ SKIPPED: dict[str, str] = {
     ),
     "api/v1/schema/": "the OpenAPI document: the same for everyone, no rows",
     "api/v1/docs/": "Swagger UI over the schema: no rows",
+    "^api/": "the JSON 404 of every path under /api/ that no API URL matches: no rows",
     "accounts/login/": "signs in; no zone rows (and axes counts failures)",
     "accounts/logout/": "signs the walking principal out",
     "accounts/password_change/": "the principal's own password; no zone rows",

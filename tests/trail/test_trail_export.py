@@ -130,6 +130,24 @@ def test_a_zone_narrows_the_export_to_its_subtree(
     }
 
 
+def test_an_empty_zone_is_left_out_as_in_every_other_zone_filter(
+    trail_data: None, auditor: Callable[..., Any]
+) -> None:
+    # `?zone=` was a 400 the OpenAPI document allowed (a plain string there).
+    client = auditor("G1.U1.P1", "G2")
+    empty = export(client, zone="")
+    assert empty.status_code == 200
+    assert chains_in(body_of(empty)) == chains_in(body_of(export(client)))
+    parameter = next(
+        p
+        for p in client.get("/api/v1/schema/?format=json").json()["paths"]["/api/v1/trail/"]["get"][
+            "parameters"
+        ]
+        if p["name"] == "zone"
+    )
+    assert parameter["schema"]["pattern"].startswith("^$|")
+
+
 def test_a_zone_s_export_holds_its_decision_lanes_and_no_other_zone_s(
     trail_data: None, auditor: Callable[..., Any], person: Any, client_for: Any, tmp_path: Path
 ) -> None:
