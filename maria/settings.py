@@ -385,6 +385,9 @@ LOGGING = {
 # pace in every run, 16 in one run of five.
 MARIA_VALIDATION_BATCH = env.int("MARIA_VALIDATION_BATCH", default=64)
 MARIA_EMBEDDER = env.str("MARIA_EMBEDDER", default="hashing")
+# A knowledge-conflict scan judges pairs for at most this long, then stores what it found and
+# stops (evidence/conflicts.py, Budget); below the tasks' soft time limit. Seconds.
+MARIA_CONFLICT_SCAN_SECONDS = env.float("MARIA_CONFLICT_SCAN_SECONDS", default=120.0)
 MARIA_EMBEDDER_API_KEY = env.str("MARIA_EMBEDDER_API_KEY", default="")
 # A reviewer's socket re-reads their roles this often; a revoked role closes it (seconds).
 MARIA_SOCKET_RECHECK_SECONDS = env.float("MARIA_SOCKET_RECHECK_SECONDS", default=30.0)
