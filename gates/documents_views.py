@@ -57,6 +57,7 @@ class UploadForm(forms.Form):
 
     def __init__(self, *args: Any, zones: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.refused_with = 400  # the status of the page that shows why it was refused
         zone: Any = self.fields["zone"]  # the ChoiceField declared above
         zone.choices = [(z, z) for z in zones]
 
@@ -66,6 +67,7 @@ class UploadForm(forms.Form):
         if not upload and not text:
             raise forms.ValidationError(_("Choose a file or paste the text."))
         if upload and upload.size > MAX_UPLOAD_BYTES:
+            self.refused_with = 413
             self.add_error("file", _("The file is larger than 2 MB."))
         return data
 
@@ -97,6 +99,8 @@ def _upload(request: HttpRequest, form: UploadForm, supersedes: Document | None)
             actor=request.user,  # type: ignore[arg-type]  # login_required
         )
     except ApplicationError as error:
+        # A document over a limit (its size, its paragraphs) is 413, as from the REST API.
+        form.refused_with = error.status_code
         form.add_error(error.field if error.field in form.fields else None, error.message)
         return None
     if ingested.created:
@@ -147,7 +151,7 @@ def document_list(request: HttpRequest) -> HttpResponse:
         request,
         "documents/list.html",
         {"rows": rows, "form": form if zones else None, "zone": zone},
-        status=400 if request.method == "POST" else 200,  # here after a POST: it was refused
+        status=form.refused_with if request.method == "POST" else 200,  # after a POST: refused
     )
 
 
@@ -197,5 +201,5 @@ def document_page(request: HttpRequest, pk: int) -> HttpResponse:
             "paragraphs": [(p, disputed.get(p.pk, 0)) for p in paragraphs],
             "form": form,
         },
-        status=400 if request.method == "POST" else 200,  # here after a POST: it was refused
+        status=form.refused_with if form is not None and request.method == "POST" else 200,
     )
