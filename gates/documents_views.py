@@ -23,7 +23,7 @@ from coordinates.coordinate import Coordinate, CoordinateError
 from coordinates.models import Role, Zone
 from coordinates.selectors import has_role, in_scopes, role_scopes
 from evidence.models import Document, DocumentKind, DocumentStatus, KnowledgeConflict, Paragraph
-from evidence.selectors import documents_visible, reader_scopes
+from evidence.selectors import documents_visible, reader_scopes, versions_set_aside
 from evidence.services import document_ingest
 from maria.errors import ApplicationError, NotFound
 
@@ -114,6 +114,19 @@ def _upload(request: HttpRequest, form: UploadForm, supersedes: Document | None)
     return ingested.document
 
 
+# The background work on a version, as its zone admin reads it.
+_WORK = {
+    "evidence.tasks.scan_version_conflicts": gettext_lazy("knowledge-conflict scan"),
+    "evidence.tasks.embed_version": gettext_lazy("embedding"),
+    "graph.tasks.extract_graph": gettext_lazy("graph extraction"),
+    "decisions.tasks.rereview_version": gettext_lazy("re-review of past answers"),
+}
+
+
+def _work_label(run: str) -> str:
+    return str(_WORK.get(run, run))
+
+
 def _is_node(text: str) -> bool:
     try:
         return Coordinate.parse(text).depth <= 4
@@ -191,6 +204,14 @@ def document_page(request: HttpRequest, pk: int) -> HttpResponse:
         for side in (first, second):
             if side in ids:
                 disputed[side] = disputed.get(side, 0) + 1
+    # What the background work set aside on a version (a scan that failed or timed out
+    # twice): the zone admins who uploaded it are the ones who can act on it.
+    aside = versions_set_aside([v.pk for v in versions]) if may_upload else {}
+    set_aside = [
+        (version, _work_label(row.run), row)
+        for version in versions
+        for row in aside.get(version.pk, [])
+    ]
     return render(
         request,
         "documents/detail.html",
@@ -200,6 +221,7 @@ def document_page(request: HttpRequest, pk: int) -> HttpResponse:
             "shown": shown,
             "paragraphs": [(p, disputed.get(p.pk, 0)) for p in paragraphs],
             "form": form,
+            "set_aside": set_aside,
         },
         status=form.refused_with if form is not None and request.method == "POST" else 200,
     )

@@ -240,6 +240,11 @@ CELERY_BEAT_SCHEDULE = {
 }
 # Deployments (and test runs) sharing one Redis keep apart by queue name.
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_TASK_DEFAULT_QUEUE", default="celery")
+# Every task stops: SoftTimeLimitExceeded is raised in it after the soft limit (the task's
+# error handling quarantines what keeps failing), and its process is killed after the hard
+# one. Seconds; enforced by the prefork pool (the default), not by --pool solo.
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=300)
+CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=360)
 # With Redis, a task whose worker died unacknowledged is delivered again after the visibility
 # timeout (kombu's default: an hour). JSON, e.g. {"visibility_timeout": 600}.
 CELERY_BROKER_TRANSPORT_OPTIONS = env.json("CELERY_BROKER_TRANSPORT_OPTIONS", default={})
