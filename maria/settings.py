@@ -240,6 +240,21 @@ CELERY_BEAT_SCHEDULE = {
 }
 # Deployments (and test runs) sharing one Redis keep apart by queue name.
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_TASK_DEFAULT_QUEUE", default="celery")
+# The answers' own queue: validation, reviewer pushes and webhooks, escalation. No scan,
+# embedding, import or export is sent there, so a worker that consumes only it (README,
+# "Production") is never kept from an answer by a long document. Background work stays on
+# the default queue.
+MARIA_ANSWER_QUEUE = env.str("MARIA_ANSWER_QUEUE", default=f"{CELERY_TASK_DEFAULT_QUEUE}-answers")
+CELERY_TASK_ROUTES = {
+    name: {"queue": MARIA_ANSWER_QUEUE}
+    for name in (
+        "decisions.tasks.validate_decision",
+        "decisions.tasks.deliver_webhook",
+        "decisions.tasks.escalate_overdue",
+        "decisions.tasks.sweep_outbox",
+        "decisions.tasks.resend_validations",
+    )
+}
 # Every task stops: SoftTimeLimitExceeded is raised in it after the soft limit (the task's
 # error handling quarantines what keeps failing), and its process is killed after the hard
 # one. Seconds; enforced by the prefork pool (the default), not by --pool solo.

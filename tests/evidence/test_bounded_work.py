@@ -105,3 +105,17 @@ def test_a_scan_killed_twice_is_set_aside_unrun_when_delivered_again(
     row = Quarantine.objects.get(run=SCAN)
     assert row.subject == f"version:{stored.version.pk}"
     assert "did not finish in 2 attempts" in row.reason
+
+
+def test_the_answers_have_a_queue_of_their_own_and_the_scans_stay_on_the_default() -> None:
+    from django.conf import settings
+
+    def queue_of(task: str) -> str:
+        return str(app.amqp.router.route({}, task)["queue"].name)
+
+    answers = settings.MARIA_ANSWER_QUEUE
+    assert answers != settings.CELERY_TASK_DEFAULT_QUEUE
+    assert queue_of("decisions.tasks.validate_decision") == answers
+    assert queue_of("decisions.tasks.deliver_webhook") == answers
+    for background in (SCAN, "evidence.tasks.embed_version", "graph.tasks.extract_graph"):
+        assert queue_of(background) == settings.CELERY_TASK_DEFAULT_QUEUE
