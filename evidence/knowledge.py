@@ -120,12 +120,19 @@ def _worth_keeping(found: list[Disagreement], zone: str) -> list[Disagreement]:
     if not any(d.kind == "temporal" for d in found):
         return found
     cited = _cited_versions(zone)
-    olds = Paragraph.objects.in_bulk([d.first for d in found if d.kind == "temporal"])
+    # Plain values: a paragraph's version row carries the whole document's text (1.9 MB for
+    # the memo of issue 28), and a scan's chunk names up to a thousand paragraphs.
+    olds = {
+        pk: (document, version)
+        for pk, document, version in Paragraph.objects.filter(
+            pk__in=[d.first for d in found if d.kind == "temporal"]
+        ).values_list("pk", "version__document_id", "version__version")
+    }
     kept = []
     for d in found:
         if d.kind == "temporal":
-            old = olds[d.first].version
-            if (old.document_id, old.version) not in cited and (old.document_id, None) not in cited:
+            document, version = olds[d.first]
+            if (document, version) not in cited and (document, None) not in cited:
                 continue
         kept.append(d)
     return kept
@@ -137,18 +144,27 @@ def _not_overrides(found: list[Disagreement]) -> list[Disagreement]:
     no inconsistency of the knowledge base."""
     if not found:
         return found
-    sides = Paragraph.objects.select_related("version__document__zone").in_bulk(
-        {key for d in found for key in (d.first, d.second)}
-    )
+    # (document, title, zone) of each side, as plain values: not the version rows, which
+    # carry their whole document's text each.
+    sides = {
+        pk: (document, title, node)
+        for pk, document, title, node in Paragraph.objects.filter(
+            pk__in={key for d in found for key in (d.first, d.second)}
+        ).values_list(
+            "pk",
+            "version__document_id",
+            "version__document__title",
+            "version__document__zone__coordinate",
+        )
+    }
 
     def overrides(d: Disagreement) -> bool:
-        one, two = sides[d.first].version.document, sides[d.second].version.document
-        nodes = (one.zone.coordinate, two.zone.coordinate)
+        (one, one_title, one_node), (two, two_title, two_node) = sides[d.first], sides[d.second]
         return (
-            one.pk != two.pk
-            and one.title == two.title
-            and nodes[0] != nodes[1]
-            and (nodes[0].startswith(nodes[1] + ".") or nodes[1].startswith(nodes[0] + "."))
+            one != two
+            and one_title == two_title
+            and one_node != two_node
+            and (one_node.startswith(two_node + ".") or two_node.startswith(one_node + "."))
         )
 
     return [d for d in found if not overrides(d)]
