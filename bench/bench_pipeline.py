@@ -224,7 +224,8 @@ class Services:
             ]  # fmt: skip
         worker = [
             sys.executable, "-m", "celery", "-A", "maria", "worker",
-            "--pool", "prefork", "--concurrency", str(CELERY_CONCURRENCY), "--queues", QUEUE,
+            "--pool", "prefork", "--concurrency", str(CELERY_CONCURRENCY),
+            "--queues", f"{QUEUE},{QUEUE}-answers",
             "--hostname", f"{QUEUE}@%h", "--without-heartbeat", "--without-gossip",
             "--without-mingle", "--loglevel", "WARNING",
         ]  # fmt: skip

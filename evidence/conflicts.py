@@ -20,8 +20,11 @@ new version is for.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import combinations
+from time import monotonic
 
 from evidence import reasons as why
 from evidence.grounding import rule_verdict
@@ -33,7 +36,13 @@ from evidence.text import content_terms, split_sentences
 SAME_SUBJECT, SAME_SUBJECT_OF_LONGER = 0.5, 1 / 3
 NEARLY, NEARLY_SHARED_TERMS = 0.75, 3  # for a negation or antonym: nearly the same sentence
 MIN_SHARED_TERMS = 2  # fewer shared terms than this is a coincidence, not a subject
-COMMON_SHARE, COMMON_FLOOR = 0.05, 50  # a term in more passages than this names no subject
+# The bounds of one scan: the other passages judged against each new one (those sharing most
+# key terms), and the pairs judged in all. A pair costs the rules 0.06-0.5 ms (measured on
+# the 43,687-paragraph memo of issue 28), so a full budget is about a minute of one core.
+CANDIDATES = 8
+KEY_TERMS = 8  # a passage's rarest key terms that make its subjects (28 pairs)
+WALK = 64  # the passages of one subject looked at: the latest of the versions met before
+COMPARISONS = 200_000
 
 # The force of a statement: obligation, permission, prohibition; and its scope.
 _FORCE_EN = {
@@ -203,44 +212,87 @@ def compare(older: Passage, newer: Passage) -> Disagreement | None:
     return Disagreement(older.key, newer.key, kind, reason, words)
 
 
-def disagreements(new: Sequence[Passage], existing: Sequence[Passage]) -> list[Disagreement]:
-    """Every disagreement between a new passage and an existing one, and among the new
-    ones. Candidates are pairs that share key terms; the rules decide the rest."""
-    index: dict[str, set[int]] = {}
-    pool = list(existing) + list(new)
-    for position, passage in enumerate(pool):
-        for term in _terms(passage.text):
-            index.setdefault(term, set()).add(position)
-    # A term most passages share ("employee", "must") names no subject; leaving it out of the
-    # candidate count keeps a large zone's scan from comparing nearly every pair.
-    common = max(COMMON_FLOOR, int(COMMON_SHARE * len(pool)))
-    index = {term: where for term, where in index.items() if len(where) <= common}
-    first_new = len(existing)
-    found: list[Disagreement] = []
-    seen: set[tuple[int, int]] = set()
-    for position in range(first_new, len(pool)):
-        passage = pool[position]
-        shared: dict[int, int] = {}
-        for term in _terms(passage.text):
-            for other in index.get(term, ()):
-                if other != position and (other < first_new or other < position):
-                    shared[other] = shared.get(other, 0) + 1
-        for other, count in sorted(shared.items()):
-            if count < MIN_SHARED_TERMS:
-                continue
-            a, b = pool[other], passage
-            if (a.document, a.version) > (b.document, b.version) and a.document == b.document:
-                a, b = b, a
-            pair = (min(a.key, b.key), max(a.key, b.key))
-            if pair in seen:
-                continue
-            seen.add(pair)
-            result = compare(a, b)
-            if result is not None:
-                found.append(result)
-    return found
+@dataclass(slots=True)
+class Budget:
+    """How much one scan may do: `comparisons` pairs judged by the rules at most, and none
+    after `deadline` (a `time.monotonic()` reading); `cut` says the scan stopped at either."""
+
+    comparisons: int = COMPARISONS
+    deadline: float | None = None
+    cut: bool = False
+
+    def spend(self) -> bool:
+        """One comparison more, if the budget allows it."""
+        if self.comparisons <= 0 or (self.deadline is not None and monotonic() > self.deadline):
+            self.cut = True
+            return False
+        self.comparisons -= 1
+        return True
 
 
-def all_disagreements(passages: Sequence[Passage]) -> list[Disagreement]:
+def _subject_keys(terms: frozenset[str], frequency: Counter[str]) -> list[tuple[str, str]]:
+    """The subjects a passage may share with another: pairs of its KEY_TERMS rarest key terms
+    (two shared terms make a subject, MIN_SHARED_TERMS), rarest first."""
+    rarest = sorted(terms, key=lambda term: (frequency[term], term))[:KEY_TERMS]
+    return list(combinations(sorted(rarest), 2))
+
+
+def each_disagreement(
+    new: Sequence[Passage], existing: Sequence[Passage], budget: Budget | None = None
+) -> Iterator[Disagreement]:
+    """Every disagreement between a new passage and an existing one, and among the new ones
+    of different versions, as found: the caller stores them as they come.
+
+    Bounded whatever the zone holds: candidates come from an index of subjects (pairs of
+    a passage's rarest key terms) over the versions met before, walked for the last WALK
+    passages of each subject; only the CANDIDATES sharing most subjects with a passage are
+    judged, and the rules judge no more pairs than `budget` allows. Sentences of one
+    version are its author's to square (a long memo repeats its subjects on every page):
+    only what a version says against the others is the scan's work."""
+    budget = budget if budget is not None else Budget()
+    pool = [*existing, *new]
+    terms = [_terms(passage.text) for passage in pool]
+    frequency: Counter[str] = Counter(term for found in terms for term in found)
+    index: dict[tuple[str, str], list[int]] = {}
+
+    def indexed(positions: range) -> None:
+        for position in positions:
+            for key in _subject_keys(terms[position], frequency):
+                index.setdefault(key, []).append(position)
+
+    indexed(range(len(existing)))
+    start = len(existing)
+    while start < len(pool):
+        version = (pool[start].document, pool[start].version)
+        end = start
+        while end < len(pool) and (pool[end].document, pool[end].version) == version:
+            end += 1
+        for position in range(start, end):
+            shared: Counter[int] = Counter()
+            for key in _subject_keys(terms[position], frequency):
+                shared.update(index.get(key, [])[-WALK:])
+            for other, _ in shared.most_common(CANDIDATES):
+                if not budget.spend():
+                    return
+                a, b = pool[other], pool[position]
+                if a.document == b.document and a.version > b.version:
+                    a, b = b, a
+                result = compare(a, b)
+                if result is not None:
+                    yield result
+        indexed(range(start, end))
+        start = end
+
+
+def disagreements(
+    new: Sequence[Passage], existing: Sequence[Passage], budget: Budget | None = None
+) -> list[Disagreement]:
+    """`each_disagreement`, as a list."""
+    return list(each_disagreement(new, existing, budget))
+
+
+def all_disagreements(
+    passages: Sequence[Passage], budget: Budget | None = None
+) -> list[Disagreement]:
     """Every disagreement among one set of passages (the nightly scan of a zone)."""
-    return disagreements(passages, ())
+    return disagreements(passages, (), budget)

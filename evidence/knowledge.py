@@ -5,12 +5,15 @@ the validation so that an answer resting on a disputed paragraph goes to a perso
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import timedelta
+from itertools import islice
+from time import monotonic
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext
 
@@ -18,7 +21,7 @@ from coordinates.coordinate import Coordinate
 from coordinates.models import Role
 from coordinates.selectors import beneath, can_see, has_role
 from evidence import events, signals
-from evidence.conflicts import Disagreement, Passage, all_disagreements, disagreements
+from evidence.conflicts import Budget, Disagreement, Passage, each_disagreement
 from evidence.models import DocumentVersion, EvidenceBundle, KnowledgeConflict, Paragraph
 from maria.errors import ApplicationError, Conflict, Forbidden, NotFound
 
@@ -29,6 +32,8 @@ logger = logging.getLogger(__name__)
 HOLDING = (KnowledgeConflict.Kind.HARD, KnowledgeConflict.Kind.TEMPORAL)
 CITED_WITHIN_DAYS = 90  # a temporal conflict matters only while recent answers cite the old text
 REASON_LIMIT = 2000
+PASSAGE_CHUNK = 2000  # paragraphs fetched per round trip
+STORE_CHUNK = 500  # disagreements stored per round of the override and citation checks
 
 
 def _scope(zone: str) -> Q:
@@ -38,11 +43,36 @@ def _scope(zone: str) -> Q:
     return Q(zone__in=lineage)
 
 
-def _passages(paragraphs: Iterable[Paragraph]) -> list[Passage]:
+def _passages(paragraphs: QuerySet[Paragraph]) -> list[Passage]:
+    """The paragraphs as the detector reads them, fetched in chunks as plain tuples: a zone of
+    many paragraphs costs their text, not a model instance each."""
+    rows = paragraphs.order_by("version_id", "number").values_list(
+        "pk", "version__document_id", "version__version", "text"
+    )
     return [
-        Passage(key=p.pk, document=p.version.document_id, version=p.version.version, text=p.text)
-        for p in paragraphs
+        Passage(key=key, document=document, version=version, text=text)
+        for key, document, version, text in rows.iterator(chunk_size=PASSAGE_CHUNK)
     ]
+
+
+def _budget() -> Budget:
+    return Budget(deadline=monotonic() + settings.MARIA_CONFLICT_SCAN_SECONDS)
+
+
+def _store_as_found(
+    found: Iterator[Disagreement], *, zone: str, found_by: str, budget: Budget, subject: str
+) -> int:
+    """Stores the disagreements a scan yields, STORE_CHUNK at a time (memory stays that of
+    one chunk however many it finds), and says so when the scan stopped at its budget."""
+    stored = 0
+    while chunk := list(islice(found, STORE_CHUNK)):
+        stored += _store(_worth_keeping(_not_overrides(chunk), zone), zone=zone, found_by=found_by)
+    if budget.cut:
+        logger.warning(
+            "knowledge conflict scan stopped at its budget",
+            extra={"subject": subject, "comparisons_left": budget.comparisons, "new": stored},
+        )
+    return stored
 
 
 def _cited_versions(zone: str, since_days: int = CITED_WITHIN_DAYS) -> set[tuple[int, int | None]]:
@@ -90,12 +120,19 @@ def _worth_keeping(found: list[Disagreement], zone: str) -> list[Disagreement]:
     if not any(d.kind == "temporal" for d in found):
         return found
     cited = _cited_versions(zone)
-    olds = Paragraph.objects.in_bulk([d.first for d in found if d.kind == "temporal"])
+    # Plain values: a paragraph's version row carries the whole document's text (1.9 MB for
+    # the memo of issue 28), and a scan's chunk names up to a thousand paragraphs.
+    olds = {
+        pk: (document, version)
+        for pk, document, version in Paragraph.objects.filter(
+            pk__in=[d.first for d in found if d.kind == "temporal"]
+        ).values_list("pk", "version__document_id", "version__version")
+    }
     kept = []
     for d in found:
         if d.kind == "temporal":
-            old = olds[d.first].version
-            if (old.document_id, old.version) not in cited and (old.document_id, None) not in cited:
+            document, version = olds[d.first]
+            if (document, version) not in cited and (document, None) not in cited:
                 continue
         kept.append(d)
     return kept
@@ -107,18 +144,27 @@ def _not_overrides(found: list[Disagreement]) -> list[Disagreement]:
     no inconsistency of the knowledge base."""
     if not found:
         return found
-    sides = Paragraph.objects.select_related("version__document__zone").in_bulk(
-        {key for d in found for key in (d.first, d.second)}
-    )
+    # (document, title, zone) of each side, as plain values: not the version rows, which
+    # carry their whole document's text each.
+    sides = {
+        pk: (document, title, node)
+        for pk, document, title, node in Paragraph.objects.filter(
+            pk__in={key for d in found for key in (d.first, d.second)}
+        ).values_list(
+            "pk",
+            "version__document_id",
+            "version__document__title",
+            "version__document__zone__coordinate",
+        )
+    }
 
     def overrides(d: Disagreement) -> bool:
-        one, two = sides[d.first].version.document, sides[d.second].version.document
-        nodes = (one.zone.coordinate, two.zone.coordinate)
+        (one, one_title, one_node), (two, two_title, two_node) = sides[d.first], sides[d.second]
         return (
-            one.pk != two.pk
-            and one.title == two.title
-            and nodes[0] != nodes[1]
-            and (nodes[0].startswith(nodes[1] + ".") or nodes[1].startswith(nodes[0] + "."))
+            one != two
+            and one_title == two_title
+            and one_node != two_node
+            and (one_node.startswith(two_node + ".") or two_node.startswith(one_node + "."))
         )
 
     return [d for d in found if not overrides(d)]
@@ -129,14 +175,17 @@ def conflicts_scan_version(*, version_id: int) -> int:
     answers may cite, and against the version it supersedes. Returns how many are new."""
     version = DocumentVersion.objects.select_related("document__zone").get(pk=version_id)
     zone = version.document.zone.coordinate
-    new = list(Paragraph.objects.filter(version=version).select_related("version"))
+    new = Paragraph.objects.filter(version=version)
     existing = Paragraph.objects.filter(_scope(zone) | beneath(zone), current=True).exclude(
         version=version
     )
     if version.supersedes_id:
         existing = existing | Paragraph.objects.filter(version_id=version.supersedes_id)
-    found = disagreements(_passages(new), _passages(existing.select_related("version")))
-    stored = _store(_worth_keeping(_not_overrides(found), zone), zone=zone, found_by="ingest")
+    budget = _budget()
+    found = each_disagreement(_passages(new), _passages(existing), budget)
+    stored = _store_as_found(
+        found, zone=zone, found_by="ingest", budget=budget, subject=f"version:{version_id}"
+    )
     if stored:
         logger.info("knowledge conflicts found", extra={"version": version_id, "new": stored})
     return stored
@@ -145,9 +194,13 @@ def conflicts_scan_version(*, version_id: int) -> int:
 def conflicts_scan_zone(*, zone: str) -> int:
     """The nightly look over a zone: every pair of its current paragraphs (and those above
     it) that disagree and were not found before. Returns how many are new."""
-    current = Paragraph.objects.filter(_scope(zone), current=True).select_related("version")
-    found = all_disagreements(_passages(current))
-    return _store(_worth_keeping(_not_overrides(found), zone), zone=zone, found_by="nightly")
+    budget = _budget()
+    found = each_disagreement(
+        _passages(Paragraph.objects.filter(_scope(zone), current=True)), (), budget
+    )
+    return _store_as_found(
+        found, zone=zone, found_by="nightly", budget=budget, subject=f"zone:{zone}"
+    )
 
 
 def open_conflicts(paragraph_ids: Iterable[int]) -> dict[int, list[KnowledgeConflict]]:

@@ -567,7 +567,10 @@ def _add(outline: _Outline, text: str, start: int, end: int, *, marker: bool) ->
             outline.section = _compose(outline.section, label)[:MAX_SECTION_CHARS]
     for s, e in _pieces(text, start, end):
         if len(outline.paragraphs) >= MAX_PARAGRAPHS:
-            raise DocumentTooLarge(f"the document has more than {MAX_PARAGRAPHS:,} paragraphs")
+            raise DocumentTooLarge(
+                f"the document has more than {MAX_PARAGRAPHS:,} paragraphs; the limit is "
+                f"{MAX_PARAGRAPHS:,} paragraphs of at most {MAX_PARAGRAPH_CHARS:,} characters"
+            )
         number = len(outline.paragraphs) + 1
         outline.paragraphs.append(ParsedParagraph(number, outline.section, s, e, text[s:e]))
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.db.models import QuerySet
 
 from coordinates.coordinate import Coordinate
@@ -9,6 +11,7 @@ from coordinates.models import Role, Zone
 from coordinates.selectors import AnyUser, agent_of, role_scopes
 from evidence.models import Document
 from evidence.retrieval import in_view
+from trail.models import Quarantine
 
 READ_ROLES = (Role.REVIEWER, Role.ZONE_ADMIN, Role.AUDITOR)
 
@@ -43,3 +46,13 @@ def documents_visible(user: AnyUser, token: object = None) -> QuerySet[Document]
     nodes = set(Document.objects.order_by().values_list("zone__coordinate", flat=True).distinct())
     visible = [node for node in nodes if document_readable(node, scopes)]
     return documents.filter(zone__coordinate__in=visible)
+
+
+def versions_set_aside(version_ids: Iterable[int]) -> dict[int, list[Quarantine]]:
+    """The background work set aside on these versions (a scan that failed or timed out
+    twice, an embedding that kept failing), by version id: for their zone admins to see."""
+    subjects = {f"version:{pk}": pk for pk in version_ids}
+    found: dict[int, list[Quarantine]] = {}
+    for row in Quarantine.objects.filter(subject__in=list(subjects)).order_by("-last_seen"):
+        found.setdefault(subjects[row.subject], []).append(row)
+    return found

@@ -23,7 +23,7 @@ from coordinates.coordinate import Coordinate, CoordinateError
 from coordinates.models import Role, Zone
 from coordinates.selectors import has_role, in_scopes, role_scopes
 from evidence.models import Document, DocumentKind, DocumentStatus, KnowledgeConflict, Paragraph
-from evidence.selectors import documents_visible, reader_scopes
+from evidence.selectors import documents_visible, reader_scopes, versions_set_aside
 from evidence.services import document_ingest
 from maria.errors import ApplicationError, NotFound
 
@@ -57,6 +57,7 @@ class UploadForm(forms.Form):
 
     def __init__(self, *args: Any, zones: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.refused_with = 400  # the status of the page that shows why it was refused
         zone: Any = self.fields["zone"]  # the ChoiceField declared above
         zone.choices = [(z, z) for z in zones]
 
@@ -66,6 +67,7 @@ class UploadForm(forms.Form):
         if not upload and not text:
             raise forms.ValidationError(_("Choose a file or paste the text."))
         if upload and upload.size > MAX_UPLOAD_BYTES:
+            self.refused_with = 413
             self.add_error("file", _("The file is larger than 2 MB."))
         return data
 
@@ -97,6 +99,8 @@ def _upload(request: HttpRequest, form: UploadForm, supersedes: Document | None)
             actor=request.user,  # type: ignore[arg-type]  # login_required
         )
     except ApplicationError as error:
+        # A document over a limit (its size, its paragraphs) is 413, as from the REST API.
+        form.refused_with = error.status_code
         form.add_error(error.field if error.field in form.fields else None, error.message)
         return None
     if ingested.created:
@@ -108,6 +112,19 @@ def _upload(request: HttpRequest, form: UploadForm, supersedes: Document | None)
     else:
         messages.info(request, _("This document is stored already, unchanged."))
     return ingested.document
+
+
+# The background work on a version, as its zone admin reads it.
+_WORK = {
+    "evidence.tasks.scan_version_conflicts": gettext_lazy("knowledge-conflict scan"),
+    "evidence.tasks.embed_version": gettext_lazy("embedding"),
+    "graph.tasks.extract_graph": gettext_lazy("graph extraction"),
+    "decisions.tasks.rereview_version": gettext_lazy("re-review of past answers"),
+}
+
+
+def _work_label(run: str) -> str:
+    return str(_WORK.get(run, run))
 
 
 def _is_node(text: str) -> bool:
@@ -147,7 +164,7 @@ def document_list(request: HttpRequest) -> HttpResponse:
         request,
         "documents/list.html",
         {"rows": rows, "form": form if zones else None, "zone": zone},
-        status=400 if request.method == "POST" else 200,  # here after a POST: it was refused
+        status=form.refused_with if request.method == "POST" else 200,  # after a POST: refused
     )
 
 
@@ -187,6 +204,14 @@ def document_page(request: HttpRequest, pk: int) -> HttpResponse:
         for side in (first, second):
             if side in ids:
                 disputed[side] = disputed.get(side, 0) + 1
+    # What the background work set aside on a version (a scan that failed or timed out
+    # twice): the zone admins who uploaded it are the ones who can act on it.
+    aside = versions_set_aside([v.pk for v in versions]) if may_upload else {}
+    set_aside = [
+        (version, _work_label(row.run), row)
+        for version in versions
+        for row in aside.get(version.pk, [])
+    ]
     return render(
         request,
         "documents/detail.html",
@@ -196,6 +221,7 @@ def document_page(request: HttpRequest, pk: int) -> HttpResponse:
             "shown": shown,
             "paragraphs": [(p, disputed.get(p.pk, 0)) for p in paragraphs],
             "form": form,
+            "set_aside": set_aside,
         },
-        status=400 if request.method == "POST" else 200,  # here after a POST: it was refused
+        status=form.refused_with if form is not None and request.method == "POST" else 200,
     )

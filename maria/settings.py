@@ -240,6 +240,26 @@ CELERY_BEAT_SCHEDULE = {
 }
 # Deployments (and test runs) sharing one Redis keep apart by queue name.
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_TASK_DEFAULT_QUEUE", default="celery")
+# The answers' own queue: validation, reviewer pushes and webhooks, escalation. No scan,
+# embedding, import or export is sent there, so a worker that consumes only it (README,
+# "Production") is never kept from an answer by a long document. Background work stays on
+# the default queue.
+MARIA_ANSWER_QUEUE = env.str("MARIA_ANSWER_QUEUE", default=f"{CELERY_TASK_DEFAULT_QUEUE}-answers")
+CELERY_TASK_ROUTES = {
+    name: {"queue": MARIA_ANSWER_QUEUE}
+    for name in (
+        "decisions.tasks.validate_decision",
+        "decisions.tasks.deliver_webhook",
+        "decisions.tasks.escalate_overdue",
+        "decisions.tasks.sweep_outbox",
+        "decisions.tasks.resend_validations",
+    )
+}
+# Every task stops: SoftTimeLimitExceeded is raised in it after the soft limit (the task's
+# error handling quarantines what keeps failing), and its process is killed after the hard
+# one. Seconds; enforced by the prefork pool (the default), not by --pool solo.
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=300)
+CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=360)
 # With Redis, a task whose worker died unacknowledged is delivered again after the visibility
 # timeout (kombu's default: an hour). JSON, e.g. {"visibility_timeout": 600}.
 CELERY_BROKER_TRANSPORT_OPTIONS = env.json("CELERY_BROKER_TRANSPORT_OPTIONS", default={})
@@ -386,6 +406,9 @@ LOGGING = {
 # pace in every run, 16 in one run of five.
 MARIA_VALIDATION_BATCH = env.int("MARIA_VALIDATION_BATCH", default=64)
 MARIA_EMBEDDER = env.str("MARIA_EMBEDDER", default="hashing")
+# A knowledge-conflict scan judges pairs for at most this long, then stores what it found and
+# stops (evidence/conflicts.py, Budget); below the tasks' soft time limit. Seconds.
+MARIA_CONFLICT_SCAN_SECONDS = env.float("MARIA_CONFLICT_SCAN_SECONDS", default=120.0)
 MARIA_EMBEDDER_API_KEY = env.str("MARIA_EMBEDDER_API_KEY", default="")
 # A reviewer's socket re-reads their roles this often; a revoked role closes it (seconds).
 MARIA_SOCKET_RECHECK_SECONDS = env.float("MARIA_SOCKET_RECHECK_SECONDS", default=30.0)

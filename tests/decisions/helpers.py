@@ -203,6 +203,9 @@ class Worker:
     log_path: Path
     transport_options: dict[str, Any] = field(default_factory=dict)
     pool: str = "solo"
+    # Both queues by default, as a single worker in production would; a test that needs one
+    # worker per queue names it ("queue" or "queue-answers", see answer_queue).
+    queues: str | None = None
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -233,7 +236,7 @@ class Worker:
             "--concurrency",
             "1",
             "--queues",
-            self.queue,
+            self.queues or f"{self.queue},{answer_queue(self.queue)}",
             "--hostname",
             f"{self.application_name}@%h",
             "--without-heartbeat",
@@ -267,6 +270,11 @@ class Worker:
         return self.log_path.read_text(errors="replace")[-4000:]
 
 
+def answer_queue(queue: str) -> str:
+    """The answers' queue beside a default queue, as maria/settings.py names it."""
+    return f"{queue}-answers"
+
+
 @contextmanager
 def tasks_to_broker(**conf: Any) -> Iterator[None]:
     """Tasks this process sends go to the broker, not inline: `task_always_eager` off and the
@@ -276,20 +284,36 @@ def tasks_to_broker(**conf: Any) -> Iterator[None]:
     `app.conf` key set at run time loses to depends on the Celery release (5.6 keeps the
     Django one, 5.7 the key), so both are set; and the switch is checked, so that a test
     that needs a worker never passes by running its tasks inline."""
+    from django.conf import settings
     from django.test import override_settings
 
     from maria.celery import app
 
     conf = {"task_always_eager": False, **conf}
+    if "task_default_queue" in conf and "task_routes" not in conf:
+        # The answers' tasks go to the answers' queue of this test's own default queue.
+        routed = {"queue": answer_queue(conf["task_default_queue"])}
+        conf["task_routes"] = dict.fromkeys(settings.CELERY_TASK_ROUTES, routed)
     saved = {key: app.conf[key] for key in conf}
     with override_settings(**{f"CELERY_{key.upper()}": value for key, value in conf.items()}):
         app.conf.update(conf)
+        _routes_again(app)
         try:
             taken = {key: app.conf[key] for key in conf}
             assert taken == conf, f"the Celery settings did not take: {taken} != {conf}"
+            routed = app.amqp.router.route({}, "decisions.tasks.validate_decision")
+            wanted = conf.get("task_routes", {}).get("decisions.tasks.validate_decision", {})
+            assert routed["queue"].name == wanted.get("queue", routed["queue"].name)
             yield
         finally:
             app.conf.update(saved)
+            _routes_again(app)
+
+
+def _routes_again(app: Any) -> None:
+    """Celery builds its router once, from the routes it had then: read them again."""
+    app.amqp.flush_routes()
+    app.amqp.__dict__.pop("router", None)
 
 
 def retry_inline(monkeypatch: Any) -> list[int]:

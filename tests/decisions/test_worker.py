@@ -9,6 +9,7 @@ Every wait is bounded. The retry tests run in eager mode on every backend.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -26,6 +27,7 @@ from maria.metrics import TASK_RETRIES
 from tests.decisions.conftest import AGENT, GOOD, WRONG_NUMBER, ZONE, cite
 from tests.decisions.helpers import (
     Worker,
+    answer_queue,
     kinds,
     retry_inline,
     second_session,
@@ -33,8 +35,13 @@ from tests.decisions.helpers import (
     tasks_to_broker,
     wait_until,
 )
+from tests.evidence.memo import MEMO_PARAGRAPHS, memo_text
 from trail.models import TrailEvent
 
+OTHER_ZONE, OTHER_AGENT = "G1.U1.P1.Z2", "G1.U1.P1.Z2.A1"
+OLDER_MEMO_PARAGRAPHS = 20_000
+SCAN = "evidence.tasks.scan_version_conflicts"
+SCAN_SECONDS = 20
 COMPLETED_PATH = [
     "decision.proposed",
     "decision.validated",
@@ -73,7 +80,9 @@ def workers(broker_queue: str, tmp_path: Path) -> Iterator[Callable[..., Worker]
     before the database is flushed."""
     started: list[Worker] = []
 
-    def start(name: str, pool: str = "solo", **transport_options: Any) -> Worker:
+    def start(
+        name: str, pool: str = "solo", queues: str | None = None, **transport_options: Any
+    ) -> Worker:
         worker = Worker(
             name=name,
             queue=broker_queue,
@@ -81,6 +90,7 @@ def workers(broker_queue: str, tmp_path: Path) -> Iterator[Callable[..., Worker]
             log_path=tmp_path / f"{name}.log",
             transport_options=transport_options,
             pool=pool,
+            queues=queues,
         )
         started.append(worker.start())
         return worker
@@ -392,3 +402,104 @@ def test_backoff_is_jittered_below_a_ceiling_that_doubles_up_to_the_cap() -> Non
         assert all(0.0 <= wait <= ceiling for wait in waits)
         assert max(waits) > ceiling / 2  # the ceiling is reached for, not just obeyed
         assert len(set(waits)) > 1  # jittered, so retries of many tasks spread out
+
+
+# --- bounded work per input (issue 28): a huge memo does not hold up another zone's answer ----
+
+
+def _peak_rss_bytes(pid: int) -> int:
+    """The most memory the process has held resident since it started (VmHWM)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError(f"no VmHWM for process {pid}")
+
+
+def _task_line(workers: list[Worker], task: str, what: str) -> bool:
+    """Whether a worker's whole log has the line of `task` being `what` ("received")."""
+    return any(
+        f"Task {task}[" in line and f"] {what}" in line
+        for worker in workers
+        for line in worker.log_path.read_text(errors="replace").splitlines()
+    )
+
+
+@pytest.fixture
+def older_memo(org: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The memo's earlier version in the other zone, stored before any worker runs and with
+    its own background work left out: the scan of the new version has it to compare with."""
+    from coordinates.coordinate import parse
+    from coordinates.selectors import zone_get
+    from evidence import services as evidence_services
+
+    with monkeypatch.context() as quiet:
+        quiet.setattr(evidence_services, "_announce_version_stored", lambda version_id: None)
+        return evidence_services.document_ingest(
+            zone=zone_get(parse(OTHER_ZONE)),
+            raw=memo_text(OLDER_MEMO_PARAGRAPHS, seed=7),
+            kind="policy",
+            status="approved",
+            title="Memo",
+            key="memo",
+        )
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_huge_memo_in_one_zone_holds_up_no_answer_in_another(
+    policy_doc: Any,
+    older_memo: Any,
+    set_policy: Callable[..., Any],
+    submit: Callable[..., Any],
+    agent_client: Callable[[str], APIClient],
+    broker_queue: str,
+    workers: Callable[..., Worker],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # given two workers for the background work (the memo's embedding takes one, its
+    # conflict scan the other) and one for the answers, as README "Production" has them; the
+    # scan's time budget shortened to keep this test short
+    monkeypatch.setenv("MARIA_CONFLICT_SCAN_SECONDS", str(SCAN_SECONDS))
+    set_policy(tau=0.3, refusal_floor=0.2, floor=0.05)
+    background = [workers(f"background{n}", queues=broker_queue) for n in (1, 2)]
+    answers = workers("answers", queues=answer_queue(broker_queue))
+    _after_one_task(answers, submit, [{"text": GOOD, "citations": [cite(policy_doc)]}])
+
+    # when another zone's agent uploads the 1.9 MB memo of 43,687 short paragraphs, a new
+    # version of the one there (every paragraph a candidate against the older ones)
+    memo = agent_client(OTHER_AGENT).post(
+        "/api/v1/documents/",
+        {"zone": OTHER_ZONE, "key": "memo", "title": "Memo", "kind": "policy",
+         "status": "approved", "text": memo_text()},
+        format="json",
+    )  # fmt: skip
+    assert memo.status_code == 201, memo.content[:500]
+    assert (memo.json()["version"], memo.json()["paragraphs"]) == (2, MEMO_PARAGRAPHS)
+    wait_until(
+        lambda: _task_line(background, SCAN, "received"),
+        timeout=90,
+        what="the background worker to start the memo's conflict scan",
+        detail=lambda: "\n".join(worker.log() for worker in background),
+    )
+    started = time.monotonic()
+
+    # then an answer in the first zone is graded within 10 s while the scan runs
+    sent = submit([{"text": GOOD, "citations": [cite(policy_doc)]}]).response.json()["id"]
+    wait_until(
+        lambda: _settled(sent), timeout=10, what="the answer to be graded", detail=answers.log
+    )
+    assert Decision.objects.get(pk=sent).gate == "auto"
+    assert not _task_line(background, SCAN, "succeeded")  # (it was graded during the scan)
+
+    # and the scan ends within its budget, the background worker under 1 GB all along
+    wait_until(
+        lambda: _task_line(background, SCAN, "succeeded"),
+        timeout=SCAN_SECONDS + 30,
+        what="the memo's conflict scan to end",
+        detail=lambda: "\n".join(worker.log() for worker in background),
+    )
+    peaks = [_peak_rss_bytes(worker.process.pid) for worker in background if worker.process]
+    print(f"memo scan: {time.monotonic() - started:.1f} s, workers' peak RSS (MiB):", end=" ")
+    print(", ".join(f"{peak / 2**20:.0f}" for peak in peaks))
+    assert len(peaks) == 2
+    assert max(peaks) < 1024**3

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+from time import monotonic
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evidence.conflicts import Passage, all_disagreements, compare, disagreements
+from evidence import conflicts
+from evidence.conflicts import (
+    Budget,
+    Disagreement,
+    Passage,
+    all_disagreements,
+    compare,
+    disagreements,
+    each_disagreement,
+)
+from tests.evidence.memo import memo_paragraphs
 
 REMOTE_3 = "Employees may request to work remotely up to 3 days per week."
 REMOTE_2 = "Remote work: employees may work remotely up to 2 days per week."
@@ -141,3 +153,83 @@ def test_between_documents_a_conflict_is_found_whichever_side_comes_first(
         assert there.kind == back.kind
     if one == two:
         assert there is None
+
+
+# --- bounded work: the 43,687-paragraph memo of issue 28 ---------------------------------------
+
+
+def _version(texts: list[str], *, document: int, version: int, first_key: int) -> list[Passage]:
+    return [
+        Passage(key=first_key + n, document=document, version=version, text=text)
+        for n, text in enumerate(texts)
+    ]
+
+
+def _counting_compare(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    judged: list[tuple[int, int]] = []
+    real = conflicts.compare
+
+    def counted(older: Passage, newer: Passage) -> Disagreement | None:
+        judged.append((older.key, newer.key))
+        return real(older, newer)
+
+    monkeypatch.setattr(conflicts, "compare", counted)
+    return judged
+
+
+def test_the_paragraphs_of_one_version_are_not_judged_against_each_other(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # given a long memo whose paragraphs repeat their subjects with other numbers
+    memo = _version(memo_paragraphs(3_000), document=1, version=1, first_key=0)
+    judged = _counting_compare(monkeypatch)
+
+    # when it is scanned on ingest into an empty zone, and as the whole zone at night
+    # then no pair of its own paragraphs costs the rules anything
+    assert disagreements(memo, []) == []
+    assert all_disagreements(memo) == []
+    assert judged == []
+
+
+def test_a_new_version_of_a_long_memo_judges_a_few_candidates_per_paragraph(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # given a memo and a new version of it that states the same subjects with other numbers
+    old = _version(memo_paragraphs(2_000, seed=1), document=1, version=1, first_key=0)
+    new = _version(memo_paragraphs(2_000, seed=2), document=1, version=2, first_key=10_000)
+    judged = _counting_compare(monkeypatch)
+
+    # when the new version is scanned
+    found = disagreements(new, old)
+
+    # then each new paragraph was judged against at most CANDIDATES old ones, each pair once,
+    # and the changed values were found as temporal conflicts, old side first
+    assert len(judged) <= conflicts.CANDIDATES * len(new)
+    assert len(set(judged)) == len(judged)
+    assert found
+    assert {d.kind for d in found} == {"temporal"}
+    assert all(d.first < 10_000 <= d.second for d in found)
+
+
+def test_a_scan_stops_at_its_budget_of_pairs_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    old = _version(memo_paragraphs(500, seed=1), document=1, version=1, first_key=0)
+    new = _version(memo_paragraphs(500, seed=2), document=2, version=1, first_key=10_000)
+    judged = _counting_compare(monkeypatch)
+
+    budget = Budget(comparisons=100)
+    list(each_disagreement(new, old, budget))
+
+    assert len(judged) == 100
+    assert budget.cut
+
+
+def test_a_scan_stops_at_its_deadline_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    old = _version(memo_paragraphs(500, seed=1), document=1, version=1, first_key=0)
+    new = _version(memo_paragraphs(500, seed=2), document=2, version=1, first_key=10_000)
+    judged = _counting_compare(monkeypatch)
+
+    budget = Budget(deadline=monotonic() - 1)  # passed before the scan starts
+    assert disagreements(new, old, budget) == []
+
+    assert judged == []
+    assert budget.cut

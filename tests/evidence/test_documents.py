@@ -1,15 +1,19 @@
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
 from coordinates.models import Role
+from evidence import parsing
 from evidence.models import Document, DocumentVersion, Paragraph
+from tests.evidence.memo import MEMO_PARAGRAPHS, memo_text
 from tests.samples import CONTRACT_JA, POLICY_EN
 from trail.models import TrailEvent
 
@@ -145,6 +149,30 @@ def test_a_document_over_the_size_limit_is_413(agent_client: Callable[..., APICl
     response = agent_client().post(URL, body(text=huge), format="json")
     assert response.status_code == 413
     assert counts() == (0, 0, 0)
+
+
+def test_a_document_of_more_paragraphs_than_the_limit_is_413_naming_the_limit(
+    agent_client: Callable[..., APIClient],
+) -> None:
+    # given a body well under the size limit, of one paragraph more than the limit allows
+    many = "\n\n".join(f"Rule {n} applies." for n in range(parsing.MAX_PARAGRAPHS + 1))
+
+    # when an agent posts it
+    response = agent_client().post(URL, body(text=many), format="json")
+
+    # then it is refused, saying which limit, and nothing is stored
+    assert response.status_code == 413
+    error = response.json()["error"]
+    assert (error["code"], error["field"]) == ("too_large", "text")
+    assert f"the limit is {parsing.MAX_PARAGRAPHS:,} paragraphs" in error["message"]
+    assert counts() == (0, 0, 0)
+
+
+def test_the_memo_of_issue_28_is_within_the_limits() -> None:
+    # 1.9 MB of 43,687 short paragraphs: accepted, and its JSON body under the request limit
+    text = memo_text()
+    assert len(parsing.parse_document(text, format="text").paragraphs) == MEMO_PARAGRAPHS
+    assert len(json.dumps({"text": text}).encode()) < settings.DATA_UPLOAD_MAX_MEMORY_SIZE
 
 
 def test_invalid_utf8_is_a_400(agent_client: Callable[..., APIClient]) -> None:

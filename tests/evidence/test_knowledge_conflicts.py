@@ -128,14 +128,15 @@ def test_the_nightly_scan_finds_what_ingest_missed_and_one_bad_zone_stops_no_oth
 
     nightly = settings.CELERY_BEAT_SCHEDULE["scan-knowledge-conflicts"]
     assert nightly["task"] == tasks.scan_conflicts_nightly.name
-    assert tasks.scan_conflicts_nightly.delay().get() == 1
+    assert tasks.scan_conflicts_nightly.delay().get() == 2  # a task for each zone
     (found,) = _conflicts()
     assert (found.zone, found.found_by) == (ZONE, "nightly")
     assert Quarantine.objects.filter(subject="zone:G1.U1.P1.Z2").exists()
     monkeypatch.setattr(knowledge, "conflicts_scan_zone", real)
     # Set aside, the broken zone is skipped until an operator releases it; the good one has
     # nothing new.
-    assert tasks.scan_conflicts_nightly.delay().get() == 0
+    assert tasks.scan_zone_conflicts.delay("G1.U1.P1.Z2").get() == 0
+    assert tasks.scan_zone_conflicts.delay(ZONE).get() == 0
 
 
 def test_a_zone_admin_resolves_it_on_the_trail_and_nobody_else_may(

@@ -9,6 +9,7 @@ from typing import Any
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from coordinates.models import Role
+from evidence import parsing
 from evidence.models import Document, DocumentVersion, KnowledgeConflict
 from trail.models import TrailEvent
 
@@ -113,3 +114,17 @@ def test_a_paragraph_in_an_open_conflict_says_so_and_links_to_the_conflicts(
     page = client.get(f"/documents/{mine.document.pk}/").content.decode()
     assert "1 open conflict" in page
     assert f"/zones/{ZONE}/conflicts/" in page
+
+
+def test_an_upload_of_more_paragraphs_than_the_limit_is_413_naming_the_limit(
+    org: Any, person: Callable[..., Any], client: Any
+) -> None:
+    client.force_login(person("ada", Role.ZONE_ADMIN, ZONE))
+    many = "\n\n".join(f"Rule {n} applies." for n in range(parsing.MAX_PARAGRAPHS + 1))
+    refused = client.post(
+        "/documents/",
+        {"zone": ZONE, "title": "Rules", "kind": "policy", "status": "approved", "text": many},
+    )
+    assert refused.status_code == 413
+    assert f"the limit is {parsing.MAX_PARAGRAPHS:,} paragraphs" in refused.content.decode()
+    assert not DocumentVersion.objects.exists()
