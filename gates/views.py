@@ -215,8 +215,17 @@ def _claims_with_verdicts(decision: Decision) -> list[dict[str, Any]]:
     return claims
 
 
+# The states in which a decision is not yet decided: its page says what is to be done.
+WAITING = (State.PROPOSED, State.VALIDATED, State.APPROVAL_REQUIRED)
+
+
 def decision_context(decision: Decision) -> dict[str, Any]:
     report = decision.report
+    ended = selectors.decided(decision)
+    decided = presenters.decided_text(ended.kind, ended.people, ended.at) if ended else ""
+    if not decided and decision.gate == "required" and decision.state not in WAITING:
+        # a person was to decide, but the system ended it (the review went late, ...)
+        decided = _("Ended without a person's decision")
     return {
         "decision": decision,
         "claims": _claims_with_verdicts(decision),
@@ -227,8 +236,12 @@ def decision_context(decision: Decision) -> dict[str, Any]:
         "approvals": decision.approvals.select_related("reviewer").order_by("pk"),
         # One plain sentence on why the answer is here, each number beside its threshold.
         "why": presenters.explanation(
-            decision.gate, report.body if report else {}, report.policy if report else {}
+            decision.gate,
+            report.body if report else {},
+            report.policy if report else {},
+            decided=decided,
         ),
+        "decided": decided,
         "comments": decision.comments.select_related("author"),
         "comment_limit": services.COMMENT_LIMIT,
         # The answer as the user reads it, each of its claims marked with its check.
