@@ -322,6 +322,16 @@ def engine_choice(verdict: str) -> str:
     return ""
 
 
+def claims_awaiting_choice(body: Mapping[str, Any]) -> list[int]:
+    """The places of the report's claims whose toggle the page leaves open (engine_choice ""):
+    those the engine could not verify, which wait for the reviewer's own choice."""
+    return [
+        k
+        for k, claim in enumerate(body.get("claims", []))
+        if not engine_choice(claim_verdict(claim))
+    ]
+
+
 def decision_claims(
     decision: Decision, texts: Mapping[tuple[int, int, int], str]
 ) -> list[dict[str, Any]]:

@@ -333,18 +333,41 @@ def _verdicts_from_form(text: str) -> Any:
         ) from None
 
 
+def _check_choices_made(decision: Decision, verdicts: Any) -> None:
+    """Every claim the engine could not verify needs the reviewer's own choice: the page
+    presets none, and a form sent without one (no script ran, or a toggle left open) is
+    refused naming the claim, never approved or rejected on a default."""
+    body = decision.report.body if decision.report is not None else {}
+    chosen = {
+        v.get("index")
+        for v in (verdicts if isinstance(verdicts, list) else [])
+        if isinstance(v, dict) and isinstance(v.get("supported"), bool)
+    }
+    for index in presenters.claims_awaiting_choice(body):
+        if index not in chosen:
+            raise ApplicationError(
+                _(
+                    "Say whether the evidence supports claim %(n)s: the engine could not "
+                    "verify it, so nothing is chosen for you."
+                )
+                % {"n": index + 1},
+                field=f"claims.{index}.supported",
+            )
+
+
 @require_POST
 @role_required(selectors.REVIEW_ROLES)
 def decision_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     if action not in ACTIONS:
         raise NotFound(_("no such action"))
     # The page shows nothing of a decision outside the user's zones; neither does an action.
-    selectors.decision_for(request.user, pk, selectors.REVIEW_ROLES)
+    decision = selectors.decision_for(request.user, pk, selectors.REVIEW_ROLES)
     kwargs: dict[str, Any] = {"decision_id": pk, "user": request.user}
     try:
         if action in ("approve", "reject"):
             kwargs["reason"] = request.POST.get("reason", "")
             kwargs["claims"] = _verdicts_from_form(request.POST.get("claims", ""))
+            _check_choices_made(decision, kwargs["claims"])
         elif action in ("send-back", "override"):
             kwargs["reason"] = request.POST.get("reason", "")
         elif action == "comment":

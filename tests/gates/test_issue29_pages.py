@@ -10,8 +10,14 @@ import pytest
 from django.test import Client
 
 from coordinates.models import Role
-from decisions.models import Decision, State
-from tests.decisions.conftest import GOOD, cite
+from decisions.models import Decision, ReReview, State
+from evidence.models import KnowledgeConflict
+from tests.decisions.conftest import GOOD, UNVERIFIABLE, cite
+from tests.decisions.test_rereview import POLICY as REMOTE_POLICY
+from tests.decisions.test_rereview import remote_answer
+from tests.evidence.test_knowledge_conflicts import remote_conflict
+
+__all__ = ["remote_answer", "remote_conflict"]  # fixtures of the re-review and conflict tests
 
 pytestmark = pytest.mark.django_db
 
@@ -125,3 +131,85 @@ def test_a_rejected_decision_says_who_rejected_it(
     why = html.split('<p id="why"', 1)[1].split("</p>", 1)[0]
     assert "Rejected by ann on " in why
     assert "A person must decide" not in html
+
+
+# --- 6: nothing is chosen for the person -----------------------------------------------------
+
+
+def test_the_changed_evidence_form_presets_no_verdict_and_refuses_none(
+    remote_answer: Decision, ingest: Callable[..., Any], person: Callable[..., Any]
+) -> None:
+    # given an answer whose cited figure changed in a new version
+    ingest(REMOTE_POLICY.replace("3 days", "2 days"), title="Remote work policy", key="remote")
+    review = ReReview.objects.get()
+    rui = login(person("rui", Role.REVIEWER, "G1.U1.P1.Z1"))
+    # when the reviewer opens the page, the verdict is not preset to "Still correct"
+    html = rui.get("/reviews/changed/").content.decode()
+    select = html.split(f'id="verdict-{review.pk}"', 1)[1].split("</select>", 1)[0]
+    assert '<option value="" selected disabled>' in select
+    assert select.count("selected") == 1
+    assert " required>" in select.split("<option", 1)[0]
+    # and a form sent with no verdict is refused, naming the verdict, the review still open
+    page = rui.post(f"/reviews/changed/{review.pk}/close/", {"note": ""}, follow=True)
+    assert "Choose a verdict: still correct, or wrong now." in page.content.decode()
+    review.refresh_from_db()
+    assert review.closed_at is None
+    assert not review.verdict
+
+
+def test_a_conflicts_resolution_is_not_preset_to_the_first_side(
+    remote_conflict: KnowledgeConflict, person: Callable[..., Any]
+) -> None:
+    ada = login(person("ada", Role.ZONE_ADMIN, "G1.U1.P1.Z1"))
+    html = ada.get("/zones/G1.U1.P1.Z1/conflicts/").content.decode()
+    select = html.split(f'id="resolution-{remote_conflict.pk}"', 1)[1].split("</select>", 1)[0]
+    assert '<option value="" selected disabled>' in select
+    assert select.count("selected") == 1
+    page = ada.post(
+        f"/zones/G1.U1.P1.Z1/conflicts/{remote_conflict.pk}/resolve/",
+        {"reason": "checked"},
+        follow=True,
+    )
+    assert "Choose a resolution: which paragraph governs, or why it is none." in (
+        page.content.decode()
+    )
+    remote_conflict.refresh_from_db()
+    assert remote_conflict.resolved_at is None
+
+
+def test_an_unverified_claim_needs_the_reviewers_own_choice_to_approve(
+    queue_one: Callable[..., int],
+    person: Callable[..., Any],
+    django_capture_on_commit_callbacks: Any,
+    policy_doc: Any,
+    submit: Callable[..., Any],
+) -> None:
+    # given a decision with a verified claim and one the engine could not verify
+    queue_one()  # (sets the zone's policy: every answer waits for a person)
+    body = submit(
+        [
+            {"text": GOOD, "citations": [cite(policy_doc)]},
+            {"text": UNVERIFIABLE, "citations": [cite(policy_doc)]},
+        ]
+    ).json()
+    assert [c["verdict"] for c in body["claims"]] == ["verified", "unverified"]
+    decision_id = body["id"]
+    ann = login(person("ann", Role.REVIEWER, "G1.U1.P1"))
+    ann.post(f"/queue/decisions/{decision_id}/claim/")
+    html = ann.get(f"/queue/decisions/{decision_id}/").content.decode()
+    # then the page presets the verified claim and leaves the unverified one open
+    assert 'id="claim-0-supported" data-index="0" value="yes" checked' in html
+    assert 'id="claim-1-supported" data-index="1" value="yes">' in html
+    assert 'id="claim-1-unsupported" data-index="1" value="no">' in html
+    # when the form is sent with no choice for it (no script ran), nothing is approved
+    with django_capture_on_commit_callbacks(execute=True):
+        page = ann.post(
+            f"/queue/decisions/{decision_id}/approve/", {"reason": "ok"}, follow=True
+        ).content.decode()
+    assert "Say whether the evidence supports claim 2" in page
+    assert Decision.objects.get(pk=decision_id).state == State.APPROVAL_REQUIRED
+    # and with the choice made it is
+    chosen = '[{"index": 0, "supported": true}, {"index": 1, "supported": true}]'
+    with django_capture_on_commit_callbacks(execute=True):
+        ann.post(f"/queue/decisions/{decision_id}/approve/", {"reason": "ok", "claims": chosen})
+    assert Decision.objects.get(pk=decision_id).state == State.COMPLETED
