@@ -22,6 +22,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from coordinates import policy as zone_policy
@@ -120,6 +121,10 @@ def queue_bulk(request: HttpRequest) -> HttpResponse:
     """Release or assign the decisions ticked in the queue; says how many and why not."""
     ids = [int(v) for v in request.POST.getlist("decisions") if v.isdigit()][:200]
     action = request.POST.get("action", "")
+    if not ids:
+        # Apply with nothing ticked once said nothing at all: say what is missing.
+        messages.error(request, _("Tick the decisions to apply this to: none was ticked."))
+        return redirect("queue")
     try:
         outcome = services.decisions_bulk(
             decision_ids=ids,
@@ -134,7 +139,8 @@ def queue_bulk(request: HttpRequest) -> HttpResponse:
     if done:
         messages.success(
             request,
-            _("%(n)s decisions: done.") % {"n": len(done)},
+            ngettext("%(n)s decision: done.", "%(n)s decisions: done.", len(done))
+            % {"n": len(done)},
         )
     for pk, said in outcome.items():
         if said != "ok":

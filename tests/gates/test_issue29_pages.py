@@ -213,3 +213,42 @@ def test_an_unverified_claim_needs_the_reviewers_own_choice_to_approve(
     with django_capture_on_commit_callbacks(execute=True):
         ann.post(f"/queue/decisions/{decision_id}/approve/", {"reason": "ok", "claims": chosen})
     assert Decision.objects.get(pk=decision_id).state == State.COMPLETED
+
+
+# --- 11: counts in words, an empty bulk action, a long question ------------------------------
+
+
+def test_the_whatif_says_one_decision_in_the_singular(
+    queue_one: Callable[..., int], person: Callable[..., Any]
+) -> None:
+    queue_one()
+    admin = login(person("zed", Role.ZONE_ADMIN, "G1.U1.P1"))
+    preview = admin.post(
+        "/zones/G1.U1.P1.Z1/preview/", {"tau": "0.2", "delta": "0.05", "refusal_floor": "0.05"}
+    ).content.decode()
+    assert "1 decision would change gate: 0 stricter, 1 looser." in preview
+    assert "1 decisions" not in preview
+    # and in Japanese, which has one form for every count
+    admin.cookies["django_language"] = "ja"
+    japanese = admin.post(
+        "/zones/G1.U1.P1.Z1/preview/", {"tau": "0.2", "delta": "0.05", "refusal_floor": "0.05"}
+    ).content.decode()
+    assert "1 件の決定のゲートが変わります: 厳しくなるもの 0 件" in japanese
+
+
+def test_bulk_apply_with_nothing_ticked_says_so_and_one_done_is_singular(
+    queue_one: Callable[..., int], person: Callable[..., Any]
+) -> None:
+    decision_id = queue_one()
+    person("ben", Role.REVIEWER, "G1.U1.P1")
+    ann = login(person("ann", Role.REVIEWER, "G1.U1.P1"))
+    empty = ann.post(
+        "/queue/bulk/", {"action": "assign", "assignee": "ben"}, follow=True
+    ).content.decode()
+    assert "Tick the decisions to apply this to: none was ticked." in empty
+    one = ann.post(
+        "/queue/bulk/",
+        {"action": "assign", "assignee": "ben", "decisions": [decision_id]},
+        follow=True,
+    ).content.decode()
+    assert "1 decision: done." in one
