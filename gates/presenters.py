@@ -571,6 +571,7 @@ def decided_text(kind: str, people: Sequence[str], at: datetime) -> str:
     return {
         "approved": gettext("Approved by %(people)s on %(when)s"),
         "rejected": gettext("Rejected by %(people)s on %(when)s"),
+        "sent_back": gettext("Sent back for more evidence by %(people)s on %(when)s"),
         "overridden": gettext("Released over its block by %(people)s on %(when)s"),
     }[kind] % {"people": names, "when": when}
 
@@ -580,8 +581,7 @@ def explanation(
 ) -> str:
     """One plain sentence on why the answer got its gate, with each number beside its
     threshold: what a reviewer reads first. `body` and `policy` are the report's; `decided`
-    (decided_text) leads instead of the gate once a person ended the decision, and a gate
-    that asked for a person says it did."""
+    (decided_text), once the decision is ended, leads instead of what its gate asked for."""
     claims = list(body.get("claims", []))
     tau, floor = policy.get("tau"), policy.get("refusal_floor")
     required = int(policy.get("required_evidence") or 0)

@@ -350,8 +350,9 @@ def last_actor(decision: Decision) -> tuple[str, str, datetime] | None:
 
 @dataclass(frozen=True, slots=True)
 class Decided:
-    """How a person ended a decision: `kind` "approved", "rejected" or "overridden", by
-    whom (every approver of a decision that needed several) and when."""
+    """How a person ended a decision: `kind` "approved", "rejected", "sent_back" (for more
+    evidence) or "overridden", by whom (every approver of a decision that needed several,
+    both people of an override) and when."""
 
     kind: str
     people: list[str]
@@ -379,10 +380,18 @@ def decided(decision: Decision) -> Decided | None:
     if event is None:
         return None
     kind = _DECIDING[Kind(event.kind)]
+    if kind == "rejected" and (event.payload or {}).get("outcome") == "more_evidence_needed":
+        kind = "sent_back"  # a person's decision.failed too, but no rejection
     people = [event.actor]
     if kind == "approved":
         approvers = decision.approvals.order_by("pk").values_list("reviewer__username", flat=True)
         people = list(dict.fromkeys([*approvers, event.actor]))
+    elif kind == "overridden":
+        # two people release a block: the first asked for it, the second completed it
+        asked = TrailEvent.objects.filter(
+            decision_id=decision.pk, kind=Kind.DECISION_OVERRIDE_REQUESTED
+        ).order_by("pk")
+        people = list(dict.fromkeys([*asked.values_list("actor", flat=True), event.actor]))
     return Decided(kind=kind, people=people, at=event.created_at)
 
 

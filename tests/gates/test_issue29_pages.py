@@ -252,3 +252,31 @@ def test_bulk_apply_with_nothing_ticked_says_so_and_one_done_is_singular(
         follow=True,
     ).content.decode()
     assert "1 decision: done." in one
+
+
+def test_an_overridden_block_names_both_people_who_released_it(
+    policy_doc: Any,
+    submit: Callable[..., Any],
+    person: Callable[..., Any],
+    client_for: Callable[[Any], Any],
+) -> None:
+    from django.contrib.auth.models import Permission
+
+    from tests.decisions.conftest import WRONG_NUMBER
+
+    # given a blocked answer released over its block by two zone admins
+    blocked = submit([{"text": WRONG_NUMBER, "citations": [cite(policy_doc)]}]).json()
+    assert blocked["gate"] == "blocked"
+    for name, reason in (("zed", "the head confirmed it"), ("zoe", "the email confirms it")):
+        admin = person(name, Role.ZONE_ADMIN, "G1.U1.P1.Z1")
+        admin.user_permissions.add(Permission.objects.get(codename="override_blocked"))
+        api = client_for(type(admin).objects.get(pk=admin.pk))
+        done = api.post(
+            f"/api/v1/decisions/{blocked['id']}/override/", {"reason": reason}, format="json"
+        )
+        assert done.status_code == 200, done.content
+    assert Decision.objects.get(pk=blocked["id"]).state == State.COMPLETED
+    # when a reviewer opens it, the page leads with both people
+    html = login(person("ann", Role.REVIEWER, "G1.U1.P1")).get(f"/queue/decisions/{blocked['id']}/")
+    why = html.content.decode().split('<p id="why"', 1)[1].split("</p>", 1)[0]
+    assert "Released over its block by zed, zoe on " in why
