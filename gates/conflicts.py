@@ -227,11 +227,19 @@ def conflict_resolve_page(request: HttpRequest, coordinate: str, pk: int) -> Htt
     zone = selectors.zone_for_admin(request.user, coordinate)
     # Only a conflict of this zone or beneath it: another zone's ids say nothing here.
     get_object_or_404(KnowledgeConflict.objects.filter(beneath(zone.coordinate)), pk=pk)
+    resolution = request.POST.get("resolution", "")
     try:
+        if not resolution:
+            # Nothing is preset (the first side was once the default, and the superseded one):
+            # a form sent without a choice says so.
+            raise ApplicationError(
+                _("Choose a resolution: which paragraph governs, or why it is none."),
+                field="resolution",
+            )
         conflict_resolve(
             conflict_id=pk,
             user=request.user,  # type: ignore[arg-type]  # login_required
-            resolution=request.POST.get("resolution", ""),
+            resolution=resolution,
             reason=request.POST.get("reason", ""),
         )
     except (Forbidden, NotFound):

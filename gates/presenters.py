@@ -13,12 +13,12 @@ from urllib.parse import urlencode
 
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.translation import gettext, gettext_lazy
+from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from coordinates.models import Zone
 from coordinates.selectors import EffectivePolicy
 from decisions.models import Decision, claim_holds
-from evidence.reasons import localise
+from evidence.reasons import CLAIM_REFUTED, CLAIM_UNVERIFIED, localise
 from gates.grading import GATES, Gate, WhatIf
 from graph.models import GraphRiskFlag
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from django_stubs_ext import StrOrPromise
 
 QUESTION_CHARS = 140  # a longer question is cut, with an ellipsis, on its queue row
+REASON_CHARS = 160  # and so is the gate reason beside it (a claim quoted in it can be long)
 
 
 # --- the reviewer queue --------------------------------------------------------------------
@@ -61,18 +62,39 @@ class QueueRow:
         return self.due_at is not None and self.due_at < timezone.now()
 
 
-def gate_reason(gate: str, sufficiency: float | None, tau: float | None) -> str:
-    """Why a person must look: the number that fell short, or the evidence that disagrees."""
+def gate_reason(
+    gate: str,
+    sufficiency: float | None,
+    tau: float | None,
+    *,
+    held_for: Sequence[str] = (),
+    contradicted: bool = False,
+) -> str:
+    """Why a person must look: the number that fell short, else what the report found beyond
+    its scores: evidence that disagrees (`contradicted`) or the first of the findings that
+    asked for a person (`held_for`: the report's `at_least` reasons, as stored)."""
     if gate == "required" and sufficiency is not None and tau is not None:
         if sufficiency < tau:
             # (no answer mode here: for a decision a person must make it says nothing)
             return gettext("sufficiency %(s).2f < τ %(tau).2f") % {"s": sufficiency, "tau": tau}
-        return gettext("cited evidence contradicts itself")
+        if contradicted:
+            return gettext("cited evidence contradicts itself")
+        reasons = _once(held_for)
+        if reasons:
+            first = _short(localise(reasons[0], gettext), REASON_CHARS)
+            if len(reasons) == 1:
+                return first
+            return ngettext(
+                "%(reason)s (and %(n)s more finding)",
+                "%(reason)s (and %(n)s more findings)",
+                len(reasons) - 1,
+            ) % {"reason": first, "n": len(reasons) - 1}
+        return gettext("a finding of the report asks for a person")
     return gate or "-"
 
 
-def _short(text: str) -> str:
-    return text if len(text) <= QUESTION_CHARS else text[: QUESTION_CHARS - 1] + "…"
+def _short(text: str, limit: int = QUESTION_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def queue_rows(
@@ -99,7 +121,13 @@ def queue_rows(
                 question=_short(v["question"]),
                 gate=v["gate"],
                 mode=v["mode"],
-                reason=gate_reason(v["gate"], v["sufficiency"], tau),
+                reason=gate_reason(
+                    v["gate"],
+                    v["sufficiency"],
+                    tau,
+                    held_for=_held_for(v.get("report__body__at_least")),
+                    contradicted=bool(v.get("report__body__contradictions")),
+                ),
                 sufficiency=v["sufficiency"],
                 tau=tau,
                 refusal_floor=refusal,
@@ -115,6 +143,14 @@ def queue_rows(
             )
         )
     return result
+
+
+def _held_for(at_least: Any) -> list[str]:
+    """The stored `at_least` reasons of a report (an older report has none)."""
+    if not isinstance(at_least, Mapping):
+        return []
+    reasons = at_least.get("reasons")
+    return [str(r) for r in reasons] if isinstance(reasons, list) else []
 
 
 def escalation_text(zone: str, note: Any) -> str:
@@ -284,6 +320,16 @@ def engine_choice(verdict: str) -> str:
     if verdict in ("refuted", "unsupported"):
         return "no"
     return ""
+
+
+def claims_awaiting_choice(body: Mapping[str, Any]) -> list[int]:
+    """The places of the report's claims whose toggle the page leaves open (engine_choice ""):
+    those the engine could not verify, which wait for the reviewer's own choice."""
+    return [
+        k
+        for k, claim in enumerate(body.get("claims", []))
+        if not engine_choice(claim_verdict(claim))
+    ]
 
 
 def decision_claims(
@@ -471,9 +517,71 @@ def answer_pieces(answer: str, body: Mapping[str, Any]) -> list[AnswerPiece]:
     return pieces
 
 
-def explanation(gate: str, body: Mapping[str, Any], policy: Mapping[str, Any]) -> str:
+# The stored English of a claim's own verdict (evidence.reasons CLAIM_REFUTED and
+# CLAIM_UNVERIFIED), up to the quoted claim: the banner counts these, it does not quote them.
+_VERDICT_REASONS = tuple(
+    template.split("%(claim)s", 1)[0] for template in (CLAIM_REFUTED, CLAIM_UNVERIFIED)
+)
+
+
+def _numbers(claims: Sequence[int]) -> str:
+    return ", ".join(str(k + 1) for k in claims)
+
+
+def _verdict_parts(claims: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The claims refuted and those not verified, by number, one sentence each."""
+    factual = [
+        (k, claim_verdict(c))
+        for k, c in enumerate(claims)
+        if c.get("kind", "factual") == "factual" and c.get("in_answer", True)
+    ]
+    refuted = [k for k, verdict in factual if verdict == "refuted"]
+    # (a claim with no supporting evidence at all is said so already: not again here)
+    unverified = [
+        k
+        for k, verdict in factual
+        if verdict in ("unverified", "contradicted") and claims[k].get("supported")
+    ]
+    parts = []
+    if refuted:
+        parts.append(
+            ngettext(
+                "claim %(claims)s is refuted by its evidence",
+                "claims %(claims)s are refuted by their evidence",
+                len(refuted),
+            )
+            % {"claims": _numbers(refuted)}
+        )
+    if unverified:
+        parts.append(
+            ngettext(
+                "claim %(claims)s is not verified by its evidence",
+                "claims %(claims)s are not verified by their evidence",
+                len(unverified),
+            )
+            % {"claims": _numbers(unverified)}
+        )
+    return parts
+
+
+def decided_text(kind: str, people: Sequence[str], at: datetime) -> str:
+    """Who ended a decision and when, as the decision page's banner leads with it."""
+    when = timezone.localtime(at).strftime("%Y-%m-%d %H:%M")
+    names = ", ".join(people)
+    return {
+        "approved": gettext("Approved by %(people)s on %(when)s"),
+        "rejected": gettext("Rejected by %(people)s on %(when)s"),
+        "sent_back": gettext("Sent back for more evidence by %(people)s on %(when)s"),
+        "overridden": gettext("Released over its block by %(people)s on %(when)s"),
+    }[kind] % {"people": names, "when": when}
+
+
+def explanation(
+    gate: str, body: Mapping[str, Any], policy: Mapping[str, Any], *, decided: str = ""
+) -> str:
     """One plain sentence on why the answer got its gate, with each number beside its
-    threshold: what a reviewer reads first. `body` and `policy` are the report's."""
+    threshold: what a reviewer reads first. `body` and `policy` are the report's; `decided`
+    (decided_text), once the decision is ended, leads instead of what its gate asked for."""
     claims = list(body.get("claims", []))
     tau, floor = policy.get("tau"), policy.get("refusal_floor")
     required = int(policy.get("required_evidence") or 0)
@@ -484,10 +592,15 @@ def explanation(gate: str, body: Mapping[str, Any], policy: Mapping[str, Any]) -
     ]
     parts: list[str] = []
     # What the findings beyond the scores asked of the gate: an answer to another question,
-    # a part of it left unanswered, a superseded or unapproved source.
+    # a part of it left unanswered, a superseded or unapproved source. Each once: a source
+    # the zone does not release alone is found once per claim resting on it, and a claim's
+    # own verdict is said once for all claims below (the claims list quotes each).
     parts.extend(
-        localise(str(reason), gettext) for reason in (body.get("at_least") or {}).get("reasons", [])
+        localise(reason, gettext)
+        for reason in _once((body.get("at_least") or {}).get("reasons", []))
+        if not reason.startswith(_VERDICT_REASONS)
     )
+    parts.extend(_verdict_parts(claims))
     if body.get("contradictions"):
         conflicts = [c for c in body["contradictions"] if c.get("conflict")]
         parts.append(
@@ -520,6 +633,8 @@ def explanation(gate: str, body: Mapping[str, Any], policy: Mapping[str, Any]) -
         "required": gettext("A person must decide"),
         "blocked": gettext("Blocked"),
     }.get(gate, gettext("Not graded yet"))
+    if decided:
+        lead = decided
     if gate == "blocked" and floor is not None and weakest is not None:
         parts.append(gettext("below the refusal floor %(floor).2f") % {"floor": float(floor)})
     if not claims or all(c.get("kind", "factual") != "factual" for c in claims):

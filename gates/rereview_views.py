@@ -72,11 +72,18 @@ def rereview_list(request: HttpRequest) -> HttpResponse:
 @require_POST
 @role_required(selectors.REVIEW_ROLES)
 def rereview_close(request: HttpRequest, pk: int) -> HttpResponse:
+    verdict = request.POST.get("verdict", "")
     try:
+        if not verdict:
+            # Nothing is preset (one click once closed a decision whose figure is now wrong):
+            # a form sent without a choice says so.
+            raise ApplicationError(
+                _("Choose a verdict: still correct, or wrong now."), field="verdict"
+            )
         rereview.rereview_close(
             rereview_id=pk,
             user=request.user,  # type: ignore[arg-type]  # role_required
-            verdict=request.POST.get("verdict", ""),
+            verdict=verdict,
             note=request.POST.get("note", ""),
         )
     except (Forbidden, NotFound):

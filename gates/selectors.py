@@ -195,6 +195,9 @@ def queue_values(
             "claimed_by__username",
             "claimed_until",
             "report__policy",
+            # what the report found beyond its scores: the queue row's gate reason
+            "report__body__at_least",
+            "report__body__contradictions",
             "to_me",
             "assigned_to__username",
         )[: limit or QUEUE_LIMIT]
@@ -343,6 +346,53 @@ def last_actor(decision: Decision) -> tuple[str, str, datetime] | None:
         .first()
     )
     return (event.actor, event.kind, event.created_at) if event is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """How a person ended a decision: `kind` "approved", "rejected", "sent_back" (for more
+    evidence) or "overridden", by whom (every approver of a decision that needed several,
+    both people of an override) and when."""
+
+    kind: str
+    people: list[str]
+    at: datetime
+
+
+_DECIDING = {
+    Kind.DECISION_APPROVED: "approved",
+    Kind.DECISION_FAILED: "rejected",
+    Kind.DECISION_OVERRIDDEN: "overridden",
+}
+
+
+def decided(decision: Decision) -> Decided | None:
+    """The person's act that ended a decision, from its trail; None while it is open or when
+    the system ended it (released by its gate, a delivery that failed, a review gone late)."""
+    if decision.state in (State.PROPOSED, State.VALIDATED, State.APPROVAL_REQUIRED):
+        return None
+    event = (
+        TrailEvent.objects.filter(decision_id=decision.pk, kind__in=list(_DECIDING))
+        .exclude(actor=ledger.SYSTEM)
+        .order_by("-pk")
+        .first()
+    )
+    if event is None:
+        return None
+    kind = _DECIDING[Kind(event.kind)]
+    if kind == "rejected" and (event.payload or {}).get("outcome") == "more_evidence_needed":
+        kind = "sent_back"  # a person's decision.failed too, but no rejection
+    people = [event.actor]
+    if kind == "approved":
+        approvers = decision.approvals.order_by("pk").values_list("reviewer__username", flat=True)
+        people = list(dict.fromkeys([*approvers, event.actor]))
+    elif kind == "overridden":
+        # two people release a block: the first asked for it, the second completed it
+        asked = TrailEvent.objects.filter(
+            decision_id=decision.pk, kind=Kind.DECISION_OVERRIDE_REQUESTED
+        ).order_by("pk")
+        people = list(dict.fromkeys([*asked.values_list("actor", flat=True), event.actor]))
+    return Decided(kind=kind, people=people, at=event.created_at)
 
 
 # --- zone admin ----------------------------------------------------------------------------

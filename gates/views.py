@@ -22,6 +22,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from coordinates import policy as zone_policy
@@ -120,6 +121,10 @@ def queue_bulk(request: HttpRequest) -> HttpResponse:
     """Release or assign the decisions ticked in the queue; says how many and why not."""
     ids = [int(v) for v in request.POST.getlist("decisions") if v.isdigit()][:200]
     action = request.POST.get("action", "")
+    if not ids:
+        # Apply with nothing ticked once said nothing at all: say what is missing.
+        messages.error(request, _("Tick the decisions to apply this to: none was ticked."))
+        return redirect("queue")
     try:
         outcome = services.decisions_bulk(
             decision_ids=ids,
@@ -134,7 +139,8 @@ def queue_bulk(request: HttpRequest) -> HttpResponse:
     if done:
         messages.success(
             request,
-            _("%(n)s decisions: done.") % {"n": len(done)},
+            ngettext("%(n)s decision: done.", "%(n)s decisions: done.", len(done))
+            % {"n": len(done)},
         )
     for pk, said in outcome.items():
         if said != "ok":
@@ -215,8 +221,17 @@ def _claims_with_verdicts(decision: Decision) -> list[dict[str, Any]]:
     return claims
 
 
+# The states in which a decision is not yet decided: its page says what is to be done.
+WAITING = (State.PROPOSED, State.VALIDATED, State.APPROVAL_REQUIRED)
+
+
 def decision_context(decision: Decision) -> dict[str, Any]:
     report = decision.report
+    ended = selectors.decided(decision)
+    decided = presenters.decided_text(ended.kind, ended.people, ended.at) if ended else ""
+    if not decided and decision.gate == "required" and decision.state not in WAITING:
+        # a person was to decide, but the system ended it (the review went late, ...)
+        decided = _("Ended without a person's decision")
     return {
         "decision": decision,
         "claims": _claims_with_verdicts(decision),
@@ -227,8 +242,12 @@ def decision_context(decision: Decision) -> dict[str, Any]:
         "approvals": decision.approvals.select_related("reviewer").order_by("pk"),
         # One plain sentence on why the answer is here, each number beside its threshold.
         "why": presenters.explanation(
-            decision.gate, report.body if report else {}, report.policy if report else {}
+            decision.gate,
+            report.body if report else {},
+            report.policy if report else {},
+            decided=decided,
         ),
+        "decided": decided,
         "comments": decision.comments.select_related("author"),
         "comment_limit": services.COMMENT_LIMIT,
         # The answer as the user reads it, each of its claims marked with its check.
@@ -320,18 +339,41 @@ def _verdicts_from_form(text: str) -> Any:
         ) from None
 
 
+def _check_choices_made(decision: Decision, verdicts: Any) -> None:
+    """Every claim the engine could not verify needs the reviewer's own choice: the page
+    presets none, and a form sent without one (no script ran, or a toggle left open) is
+    refused naming the claim, never approved or rejected on a default."""
+    body = decision.report.body if decision.report is not None else {}
+    chosen = {
+        v.get("index")
+        for v in (verdicts if isinstance(verdicts, list) else [])
+        if isinstance(v, dict) and isinstance(v.get("supported"), bool)
+    }
+    for index in presenters.claims_awaiting_choice(body):
+        if index not in chosen:
+            raise ApplicationError(
+                _(
+                    "Say whether the evidence supports claim %(n)s: the engine could not "
+                    "verify it, so nothing is chosen for you."
+                )
+                % {"n": index + 1},
+                field=f"claims.{index}.supported",
+            )
+
+
 @require_POST
 @role_required(selectors.REVIEW_ROLES)
 def decision_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     if action not in ACTIONS:
         raise NotFound(_("no such action"))
     # The page shows nothing of a decision outside the user's zones; neither does an action.
-    selectors.decision_for(request.user, pk, selectors.REVIEW_ROLES)
+    decision = selectors.decision_for(request.user, pk, selectors.REVIEW_ROLES)
     kwargs: dict[str, Any] = {"decision_id": pk, "user": request.user}
     try:
         if action in ("approve", "reject"):
             kwargs["reason"] = request.POST.get("reason", "")
             kwargs["claims"] = _verdicts_from_form(request.POST.get("claims", ""))
+            _check_choices_made(decision, kwargs["claims"])
         elif action in ("send-back", "override"):
             kwargs["reason"] = request.POST.get("reason", "")
         elif action == "comment":

@@ -240,10 +240,13 @@ def test_each_role_walks_its_pages_in_one_language_with_none_of_the_other_on_scr
     # and resolves a conflict: a blank reason is refused with the reason why, a reason is taken
     walk.visit(zed, "conflicts", f"{zone}/conflicts/")
     resolve = f"#conflict-{conflict.pk} form.resolve"
+    # nothing is preset (issue 29.6): the admin chooses the side that governs
+    zed.select_option(f"{resolve} select[name=resolution]", "first")
     zed.fill(f"{resolve} input[name=reason]", "   ")  # the browser's `required` lets it by
     zed.click(f"{resolve} button[type=submit]")
     zed.wait_for_selector("ul.messages li.error")
     walk.read(zed, "conflicts, no reason")
+    zed.select_option(f"{resolve} select[name=resolution]", "first")
     zed.fill(f"{resolve} input[name=reason]", CONFLICT_REASON)
     zed.click(f"{resolve} button[type=submit]")
     zed.wait_for_selector("ul.messages li.success")
