@@ -162,6 +162,22 @@ def test_wrong_now_on_a_released_answer_sends_a_correction(
     assert (event.actor, event.reason, event.body["payload"]["verdict"]) == ("rui", NOTE, "wrong")
 
 
+def test_the_zone_figures_count_corrections(
+    released: Decision,
+    superseded: Callable[[], ReReview],
+    rui: Any,
+    person: Callable[..., Any],
+    client_for: Callable[[Any], APIClient],
+) -> None:
+    admin = client_for(person("zed", Role.ZONE_ADMIN, ZONE))
+    kpis = f"/api/v1/zones/{ZONE}/kpis/"
+    assert admin.get(kpis).json()["corrections"] == 0
+    rereview_close(rereview_id=superseded().pk, user=rui, verdict="wrong", note=NOTE)
+    body = admin.get(kpis).json()
+    assert body["corrections"] == 1
+    assert sum(point["value"] for point in body["series"]["corrections"]) == 1
+
+
 def test_still_correct_changes_nothing(
     released: Decision, superseded: Callable[[], ReReview], rui: Any
 ) -> None:
