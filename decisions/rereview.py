@@ -207,6 +207,17 @@ def rereviews_for(user: AbstractBaseUser, *, state: str = "open") -> QuerySet[Re
     ).order_by("created_at" if state == "open" else "-closed_at")
 
 
+def rereviews_open_of(decision: Decision) -> list[ReReview]:
+    """A decision's open re-reviews, oldest first: what its page warns of (the text it cites
+    changed since it was given)."""
+    rows = ReReview.objects.filter(decision=decision, closed_at__isnull=True)
+    return list(
+        rows.select_related("old_paragraph__version", "new_paragraph__version").order_by(
+            "created_at", "pk"
+        )
+    )
+
+
 def _scopes(user: AbstractBaseUser) -> list[Coordinate] | None:
     if getattr(user, "is_superuser", False):
         return None

@@ -187,3 +187,26 @@ def test_still_correct_changes_nothing(
     assert released.state == "completed"
     assert not _messages(released, "decision.corrected")
     assert not TrailEvent.objects.filter(kind__in=["decision.corrected", "decision.failed"])
+
+
+def test_a_waiting_answers_page_warns_that_its_cited_text_changed(
+    waiting: Decision, superseded: Callable[[], ReReview], rui: Any, client: Any
+) -> None:
+    # Issue 29.2: the page showed "v1 ¶2" and the old text, the change only on the trail.
+    client.force_login(rui)
+    page = f"/queue/decisions/{waiting.pk}/"
+    assert 'id="evidence-changed"' not in client.get(page).content.decode()
+
+    review = superseded()
+    html = client.get(page).content.decode()
+    assert 'id="evidence-changed"' in html
+    assert "The text this answer cites has changed since it was given" in html
+    old, new = review.old_paragraph, review.new_paragraph
+    assert new is not None
+    assert f"v1 ¶{old.number} → v2 ¶{new.number}" in html
+    assert DAYS.replace("3 days", "2 days") in html
+    assert f'href="/reviews/changed/#rereview-{review.pk}"' in html
+
+    # once a reviewer has said it still holds, the warning is gone
+    rereview_close(rereview_id=review.pk, user=rui, verdict="still_correct")
+    assert 'id="evidence-changed"' not in client.get(page).content.decode()
