@@ -275,7 +275,10 @@ def rereview_close(
 
 def _wrong_now(review: ReReview, user: AbstractBaseUser) -> None:
     """The verdict's effect on the decision, inside the closing's transaction."""
-    decision, changes = review.decision, [change_json(review)]
+    # Its state read under its lock: an approval that commits first has released it, and a
+    # released answer is corrected, never failed.
+    decision = Decision.objects.select_for_update().get(pk=review.decision_id)
+    changes = [change_json(review)]
     if decision.state in RELEASED_STATES:
         decision_correct(
             decision_id=decision.pk,

@@ -1087,6 +1087,11 @@ def decision_evidence_changed(
         decision = _locked_for(decision_id, user)
         if decision.state == State.FAILED:
             return decision
+        if decision.state in RELEASED_STATES:
+            raise Conflict(
+                gettext("decision %(id)s is %(state)s; a released answer is corrected instead")
+                % {"id": decision_id, "state": decision.state}
+            )
         reason = f"{EVIDENCE_CHANGED}: {note}"
         decision.outcome_reason = reason
         _transition(decision, "fail")

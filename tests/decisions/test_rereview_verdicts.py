@@ -210,3 +210,17 @@ def test_a_waiting_answers_page_warns_that_its_cited_text_changed(
     # once a reviewer has said it still holds, the warning is gone
     rereview_close(rereview_id=review.pk, user=rui, verdict="still_correct")
     assert 'id="evidence-changed"' not in client.get(page).content.decode()
+
+
+def test_a_released_answer_is_never_failed_as_evidence_changed(
+    released: Decision, rui: Any
+) -> None:
+    from decisions.services import decision_evidence_changed
+    from maria.errors import Conflict
+
+    # Sent to its agent, the delivery not confirmed yet (the state machine would let it fail).
+    Decision.objects.filter(pk=released.pk).update(state="executed")
+    with pytest.raises(Conflict):
+        decision_evidence_changed(decision_id=released.pk, user=rui, note=NOTE, changes=[])
+    released.refresh_from_db()
+    assert released.state == "executed"
