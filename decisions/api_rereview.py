@@ -81,6 +81,13 @@ class _CloseInNoteWhenWrong(OpenApiSerializerExtension):
 class ReReviewCloseView(APIView):
     @extend_schema(
         summary="Say whether a past answer still holds now that its evidence changed",
+        description=(
+            "`wrong` (a note required) takes effect: an answer still waiting for review fails"
+            ' with "evidence changed: <note>" and its agent gets `decision.failed` (`outcome`'
+            " `evidence_changed`); a released answer stays as given and its agent gets"
+            " `decision.corrected` with the verdict and the note. `still_correct` changes"
+            " nothing but the re-review."
+        ),
         parameters=[path_id(description="the re-review")],
         request=CloseIn,
         responses={

@@ -49,6 +49,7 @@ class Kind(StrEnum):
     REREVIEW_CLOSED = "rereview.closed"
     DECISION_COMMENTED = "decision.commented"
     DECISION_ASSIGNED = "decision.assigned"
+    DECISION_CORRECTED = "decision.corrected"
 
 
 def _decision(
@@ -419,6 +420,21 @@ def rereview_closed(review: ReReview, *, actor: AbstractBaseUser) -> TrailEvent:
         reason=review.note,
         verdict=review.verdict,
         **_rereview_payload(review),
+    )
+
+
+def decision_corrected(
+    decision: Decision, *, actor: AbstractBaseUser, verdict: str, note: str, rereview: int
+) -> TrailEvent:
+    """A released answer is wrong now that the text it rested on changed (a re-review's
+    verdict): the answer stands as given, and its agent is told what is wrong."""
+    return _decision(
+        decision,
+        Kind.DECISION_CORRECTED,
+        actor=actor,
+        reason=note,
+        verdict=verdict,
+        rereview=rereview,
     )
 
 

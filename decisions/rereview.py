@@ -37,6 +37,14 @@ from coordinates.selectors import (
 from decisions import events
 from decisions.models import Decision, ReReview, State
 from decisions.outbox import outbox_webhook, webhook_token
+
+# One change in the decision's zone, as the decision's own acts are (decisions.periodic too).
+from decisions.services import (
+    RELEASED_STATES,
+    _zone_change,
+    decision_correct,
+    decision_evidence_changed,
+)
 from decisions.webhooks import superseded_message
 from evidence.models import DocumentVersion, KnowledgeConflict, Paragraph
 from evidence.text import content_terms
@@ -199,6 +207,17 @@ def rereviews_for(user: AbstractBaseUser, *, state: str = "open") -> QuerySet[Re
     ).order_by("created_at" if state == "open" else "-closed_at")
 
 
+def rereviews_open_of(decision: Decision) -> list[ReReview]:
+    """A decision's open re-reviews, oldest first: what its page warns of (the text it cites
+    changed since it was given)."""
+    rows = ReReview.objects.filter(decision=decision, closed_at__isnull=True)
+    return list(
+        rows.select_related("old_paragraph__version", "new_paragraph__version").order_by(
+            "created_at", "pk"
+        )
+    )
+
+
 def _scopes(user: AbstractBaseUser) -> list[Coordinate] | None:
     if getattr(user, "is_superuser", False):
         return None
@@ -209,7 +228,11 @@ def rereview_close(
     *, rereview_id: int, user: AbstractBaseUser, verdict: str, note: str = ""
 ) -> ReReview:
     """A reviewer's verdict on an answer whose evidence changed; a note is required when the
-    answer is wrong now (it says what is wrong, for the agent's owners and the auditors)."""
+    answer is wrong now (it says what is wrong, for the agent's owners and the auditors).
+
+    "Wrong now" takes effect in the same transaction: an answer not yet released fails with
+    "evidence changed" and leaves the queue (`decision_evidence_changed`); a released one is
+    corrected (`decision_correct`: `decision.corrected` to its agent and on its trail)."""
     if verdict not in ReReview.Verdict.values:
         raise ApplicationError(
             gettext("verdict must be one of %(verdicts)s")
@@ -223,7 +246,10 @@ def rereview_close(
         raise ApplicationError(
             gettext("at most %(limit)s characters") % {"limit": NOTE_LIMIT}, field="note"
         )
-    with transaction.atomic():
+    zone = ReReview.objects.filter(pk=rereview_id).values_list("zone", flat=True).first()
+    if zone is None:
+        raise NotFound(gettext("no re-review %(id)s") % {"id": rereview_id})
+    with _zone_change(zone):
         try:
             review = (
                 ReReview.objects.select_for_update().select_related("decision").get(pk=rereview_id)
@@ -242,4 +268,30 @@ def rereview_close(
         review.closed_at = timezone.now()
         review.save(update_fields=["verdict", "note", "closed_by", "closed_at"])
         events.rereview_closed(review, actor=user)
+        if verdict == ReReview.Verdict.WRONG:
+            _wrong_now(review, user)
     return review
+
+
+def _wrong_now(review: ReReview, user: AbstractBaseUser) -> None:
+    """The verdict's effect on the decision, inside the closing's transaction."""
+    # Its state read under its lock: an approval that commits first has released it, and a
+    # released answer is corrected, never failed.
+    decision = Decision.objects.select_for_update().get(pk=review.decision_id)
+    changes = [change_json(review)]
+    if decision.state in RELEASED_STATES:
+        decision_correct(
+            decision_id=decision.pk,
+            user=user,  # type: ignore[arg-type]
+            verdict=review.verdict,
+            note=review.note,
+            rereview=review.pk,
+            changes=changes,
+        )
+    else:
+        decision_evidence_changed(
+            decision_id=decision.pk,
+            user=user,  # type: ignore[arg-type]
+            note=review.note,
+            changes=changes,
+        )

@@ -47,6 +47,7 @@ from decisions.signals import validation_wanted, validations_taken
 from decisions.webhooks import (
     Release,
     completed_message,
+    corrected_message,
     escalated_message,
     failed_message,
     rejected_message,
@@ -1064,6 +1065,82 @@ def decision_send_back(*, decision_id: int, user: User, reason: str) -> Decision
             user=user.get_username(),
             authority=decision.escalated_to,
         )
+    return decision
+
+
+# --- re-reviews: an answer wrong now that its evidence changed (decisions.rereview) --------
+
+EVIDENCE_CHANGED = "evidence changed"
+# Released: the answer went out to its agent; a "wrong now" on it can only correct it.
+RELEASED_STATES = (State.EXECUTED, State.COMPLETED)
+
+
+def decision_evidence_changed(
+    *, decision_id: int, user: User, note: str, changes: list[dict[str, Any]]
+) -> Decision:
+    """A reviewer found, on a re-review, that an answer not yet released is wrong now that
+    the text it cited changed: it fails with "evidence changed: <note>" and leaves the
+    queue, so nobody approves it on the old text; the agent's webhook is told
+    (`decision.failed`, `outcome` "evidence_changed", with the changes). A failed answer is
+    left as it is; a released one is corrected instead (`decision_correct`)."""
+    with _changing(decision_id):
+        decision = _locked_for(decision_id, user)
+        if decision.state == State.FAILED:
+            return decision
+        if decision.state in RELEASED_STATES:
+            raise Conflict(
+                gettext("decision %(id)s is %(state)s; a released answer is corrected instead")
+                % {"id": decision_id, "state": decision.state}
+            )
+        reason = f"{EVIDENCE_CHANGED}: {note}"
+        decision.outcome_reason = reason
+        _transition(decision, "fail")
+        _save(decision)
+        events.decision_failed(decision, actor=user, reason=reason)
+        _push(decision, "decision.resolved")
+        message = failed_message(decision)
+        message["data"].update(outcome="evidence_changed", note=note, changes=changes)
+        outbox_webhook(decision, webhook_token(decision.proposed_by_id), message)
+        _log_after_commit(
+            "decision failed: evidence changed", decision_id=decision_id, user=user.get_username()
+        )
+    return decision
+
+
+def decision_correct(
+    *,
+    decision_id: int,
+    user: User,
+    verdict: str,
+    note: str,
+    rereview: int,
+    changes: list[dict[str, Any]],
+) -> Decision:
+    """A released answer is wrong now that the text it rested on changed: it stays as given
+    (the agent has it), and a correction goes on its trail (`decision.corrected`, counted by
+    the KPIs) and to the agent's webhook with the verdict and the reviewer's note."""
+    with _changing(decision_id):
+        decision = _locked_for(decision_id, user)
+        if decision.state not in RELEASED_STATES:
+            raise Conflict(
+                gettext("decision %(id)s is %(state)s; only a released answer is corrected")
+                % {"id": decision_id, "state": decision.state}
+            )
+        events.decision_corrected(
+            decision, actor=user, verdict=verdict, note=note, rereview=rereview
+        )
+        outbox_webhook(
+            decision,
+            webhook_token(decision.proposed_by_id),
+            corrected_message(
+                decision,
+                verdict=verdict,
+                note=note,
+                reviewer=user.get_username(),
+                changes=changes,
+            ),
+        )
+        _log_after_commit("decision corrected", decision_id=decision_id, user=user.get_username())
     return decision
 
 

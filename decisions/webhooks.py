@@ -2,10 +2,11 @@
 (standardwebhooks.com, version 1.0.0 of the specification).
 
 One message per outcome: `decision.completed` (released), `decision.failed` (blocked, or given
-up on), `decision.rejected` (by a reviewer), `decision.escalated` (its review went up a
-level) and `decision.superseded` (the text it rested on changed: it is being reviewed again),
-each `{"type", "timestamp", "data"}`, its body the compact JSON of it with sorted keys.
-Headers:
+up on, or wrong now that its evidence changed), `decision.rejected` (by a reviewer),
+`decision.escalated` (its review went up a level), `decision.superseded` (the text it rested
+on changed: it is being reviewed again) and `decision.corrected` (a released answer found
+wrong now on that review, with the reviewer's note), each `{"type", "timestamp", "data"}`,
+its body the compact JSON of it with sorted keys. Headers:
 
 - `webhook-id`: `msg_<32 hex>`, the same on every retry of a message (receivers deduplicate
   on it);
@@ -51,12 +52,14 @@ FAILED: Final = "decision.failed"
 REJECTED: Final = "decision.rejected"
 ESCALATED: Final = "decision.escalated"
 SUPERSEDED: Final = "decision.superseded"
+CORRECTED: Final = "decision.corrected"
 EventType = Literal[
     "decision.completed",
     "decision.failed",
     "decision.rejected",
     "decision.escalated",
     "decision.superseded",
+    "decision.corrected",
 ]
 Release = Literal["auto", "approved", "overridden"]
 
@@ -237,6 +240,18 @@ def superseded_message(decision: Decision, changes: list[dict[str, Any]]) -> Mes
     data = _data(decision, decision.state)
     data.update(answer=decision.answer, changes=changes, rereview=True)
     return _message(SUPERSEDED, data)
+
+
+def corrected_message(
+    decision: Decision, *, verdict: str, note: str, reviewer: str, changes: list[dict[str, Any]]
+) -> Message:
+    """An answer already released is wrong now that the text it rested on changed: the
+    reviewer's verdict and note (what is wrong now), and the change it was judged on."""
+    data = _data(decision, decision.state)
+    data.update(
+        answer=decision.answer, verdict=verdict, note=note, reviewer=reviewer, changes=changes
+    )
+    return _message(CORRECTED, data)
 
 
 # --- sending ---------------------------------------------------------------------------------

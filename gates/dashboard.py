@@ -141,6 +141,7 @@ FIGURE_ROWS = (
     ("periodic_reviews_open", gettext_lazy("Periodic reviews open"), "count"),
     ("periodic_reviews_closed", gettext_lazy("Periodic reviews closed"), "count"),
     ("periodic_reviews_wrong", gettext_lazy("Periodic reviews: wrong"), "count"),
+    ("corrections", gettext_lazy("Released answers corrected"), "count"),
 )
 
 

@@ -42,6 +42,9 @@ per UTC day (the day a decision was proposed). A rate whose denominator is empty
   flagged decisions sampled for periodic review (`decisions.periodic`) whose item is still
   open, closed with any verdict, and closed with the verdict "wrong" (an answer that had gone
   out and should not have): counted up to now, like every outcome.
+- `corrections`: the `decision.corrected` events of the window's decisions: released answers
+  a reviewer found wrong now that the text they rested on changed (`decisions.rereview`),
+  their agents told.
 
 Speed: a day whose counts can no longer change (none of its decisions open, the requery hour
 after it over) is counted once and kept (`gates.models.KpiDay`); a read counts only the
@@ -182,15 +185,15 @@ def mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-# The counts a day is made of (overrides and periodic reviews aside: `_overrides` and
-# `_periodic_reviews` count them at every read, so a settled day's KpiDay never holds them).
+# The counts a day is made of (overrides, corrections and periodic reviews aside: `_later_acts`
+# and `_periodic_reviews` count them at every read, so a settled day's KpiDay never holds them).
 _COUNTS = (
     "asks_refused", "reviewed", "first_pass", "re_reviewed", "rejected", "approved_by_person",
     "sla_breaches", "escalations", "refusals", "requeried",
 )  # fmt: skip
 
 
-_LIVE_COUNTS = ("overrides", "periodic_open", "periodic_closed", "periodic_wrong")
+_LIVE_COUNTS = ("overrides", "corrections", "periodic_open", "periodic_closed", "periodic_wrong")
 
 
 @dataclass(slots=True)
@@ -208,6 +211,7 @@ class _Day:
     sla_breaches: int = 0
     escalations: int = 0
     overrides: int = 0
+    corrections: int = 0
     refusals: int = 0
     requeried: int = 0
     periodic_open: int = 0
@@ -290,6 +294,7 @@ def _figures(day: _Day) -> dict[str, Any]:
         "periodic_reviews_open": day.periodic_open,
         "periodic_reviews_closed": day.periodic_closed,
         "periodic_reviews_wrong": day.periodic_wrong,
+        "corrections": day.corrections,
     }
 
 
@@ -297,7 +302,7 @@ FIGURES = (
     "decisions", "auto_ratio", "human_ratio", "first_pass_approval_rate", "re_review_rate",
     "mean_review_seconds", "p90_review_seconds", "sla_breaches", "escalations", "overrides",
     "refusal_rate", "requery_rate", "trust", "periodic_reviews_open", "periodic_reviews_closed",
-    "periodic_reviews_wrong",
+    "periodic_reviews_wrong", "corrections",
 )  # fmt: skip
 
 
@@ -522,13 +527,24 @@ def _counted(coordinate: Coordinate, window: Window, now: datetime) -> dict[date
     return days
 
 
-def _overrides(coordinate: Coordinate, window: Window, days: dict[date, _Day]) -> None:
-    """Blocked answers released anyway: possible on any day, so counted at every read (few
-    events, found by the trail's kind index)."""
+# The acts on a decision that may come on any later day, and the count each one adds to.
+_LATER_ACTS = {Kind.DECISION_OVERRIDDEN: "overrides", Kind.DECISION_CORRECTED: "corrections"}
+
+
+def _later_acts(coordinate: Coordinate, window: Window, days: dict[date, _Day]) -> None:
+    """Blocked answers released anyway, released answers corrected: possible on any day, so
+    counted at every read (few events, found by the trail's kind index)."""
+    for kind, name in _LATER_ACTS.items():
+        _count_acts(coordinate, window, days, kind, name)
+
+
+def _count_acts(
+    coordinate: Coordinate, window: Window, days: dict[date, _Day], kind: Kind, name: str
+) -> None:
     released = Counter(
-        TrailEvent.objects.filter(
-            kind=Kind.DECISION_OVERRIDDEN, created_at__gte=window.since
-        ).values_list("decision_id", flat=True)
+        TrailEvent.objects.filter(kind=kind, created_at__gte=window.since).values_list(
+            "decision_id", flat=True
+        )
     )
     if not released:
         return
@@ -540,7 +556,8 @@ def _overrides(coordinate: Coordinate, window: Window, days: dict[date, _Day]) -
         .order_by()
     )
     for pk, day in proposed:
-        days[day].overrides += released[pk]
+        counts = days[day]
+        setattr(counts, name, getattr(counts, name) + released[pk])
 
 
 def _periodic_reviews(coordinate: Coordinate, window: Window, days: dict[date, _Day]) -> None:
@@ -614,8 +631,8 @@ def zone_kpis(
 
     Settled days come from `KpiDay` once a read has counted them; the others (today, days
     with a decision still open, the window's partial first and last day) are counted from
-    the decisions and the trail at every read, and overrides and periodic reviews always
-    are."""
+    the decisions and the trail at every read, and overrides, corrections and periodic
+    reviews always are."""
     now = now or timezone.now()
     zone = str(coordinate)
     settled = _settled(coordinate, window, now)
@@ -633,6 +650,6 @@ def zone_kpis(
         ],
         ignore_conflicts=True,  # another read settled it first: the same counts
     )
-    _overrides(coordinate, window, days)
+    _later_acts(coordinate, window, days)
     _periodic_reviews(coordinate, window, days)
     return kpis_shape(zone, window, days)

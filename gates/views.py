@@ -274,6 +274,8 @@ def decision_page(request: HttpRequest, pk: int) -> HttpResponse:
         reason_limit=services.REASON_LIMIT,
         assignable=selectors.assignable(decision),
         assigned=decision.assigned_to.get_username() if decision.assigned_to else "",
+        # The text it cites changed since it was given: said at the top, not only on the trail.
+        evidence_changed=rereview.rereviews_open_of(decision),
         **_escalation_context(decision, request.user),
     )
     return render(request, "decision/decision.html", context)

@@ -23,7 +23,8 @@ from maria_client.errors import WebhookVerificationError
 
 SECRET_PREFIX = "whsec_"  # noqa: S105 - the format's prefix, not a secret
 TOLERANCE_SECONDS = 5 * 60
-# What ends a decision, as the engine announces it; `decision.escalated` is news, not an end.
+# What ends a decision, as the engine announces it; `decision.escalated`, `decision.superseded`
+# and `decision.corrected` (a released answer found wrong now) are news, not an end.
 OUTCOMES = frozenset({"decision.completed", "decision.failed", "decision.rejected"})
 
 
