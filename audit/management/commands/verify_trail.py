@@ -14,7 +14,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from audit import integrity
+from audit import integrity, rows
 from trail import export, signing, verify
 
 
@@ -91,6 +91,10 @@ class Command(BaseCommand):
             # What the events name, re-hashed: bundles, reports, versions and paragraphs.
             problems, report.evidence_checked = integrity.verify_evidence_database()
             report.problems.extend(problems)
+            # The rows that change in place, replayed from their chains (audit.rows).
+            problems, replayed = rows.verify_rows_database()
+            report.problems.extend(problems)
+            report.evidence_checked += replayed
         for line in report.lines():
             self.stdout.write(line)
         if not report.intact:
