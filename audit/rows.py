@@ -437,7 +437,9 @@ def _comments(expected: Expected, problems: list[RowProblem]) -> int:
         if row is None:
             problems.append(_missing("decisions_comment", comment_id, ref))
         elif row["text"] != text:
-            problems.append(RowProblem("decisions_comment", comment_id, "text", text, row["text"]))
+            problems.append(
+                RowProblem("decisions_comment", comment_id, "text", text, row["text"], ref)
+            )
     return len(rows)
 
 

@@ -19,6 +19,7 @@ the end (BENCH_KEEP=1 keeps it).
 
 Run: .venv/bin/python bench/bench_pipeline.py
   BENCH_PG=postgres://user@host:port  BENCH_REDIS=redis://host:port/db
+  BENCH_DB=maria_bench_pipeline (the throwaway database's name; dropped and made again)
   BENCH_RATE=100 (submissions/s offered)  BENCH_SECONDS=30  BENCH_CLIENTS=16 (in flight)
   BENCH_WEB_WORKERS=2  BENCH_CELERY_CONCURRENCY=2
   BENCH_WEB=gunicorn (WSGI, gthread, as in production) or uvicorn (ASGI, as `make run`)
@@ -49,7 +50,8 @@ sys.path.insert(0, str(ROOT))
 
 SERVER = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432")
 REDIS = os.environ.get("BENCH_REDIS", "redis://127.0.0.1:6379/1")
-DATABASE = "maria_bench_pipeline"
+# Its own name, so that several people on one server each bench in a database of their own.
+DATABASE = os.environ.get("BENCH_DB", "maria_bench_pipeline")
 RATE = float(os.environ.get("BENCH_RATE", "100"))
 SECONDS = float(os.environ.get("BENCH_SECONDS", "30"))
 CLIENTS = int(os.environ.get("BENCH_CLIENTS", "16"))

@@ -24,11 +24,13 @@ from coordinates.models import Role, ZonePolicyVersion
 from coordinates.selectors import zone_get
 from coordinates.services import zone_add
 from decisions import events
-from decisions.models import ClaimVerdict, Decision, PeriodicReview
+from decisions.models import ClaimVerdict, Decision, PeriodicReview, ReReview
 from decisions.periodic import periodic_review_close
+from decisions.rereview import rereview_close
 from decisions.services import decision_approve, decision_claim, decision_comment
 from evidence.models import Document, KnowledgeConflict, ZoneCalibration
 from tests.decisions.conftest import GOOD, UNVERIFIABLE, WRONG_NUMBER, ZONE, cite
+from tests.samples import POLICY_EN
 from tests.trail_support import triggers_bypassed
 
 pytestmark = pytest.mark.django_db
@@ -77,6 +79,10 @@ def governed(
     flagged = submit([{"text": GOOD, "citations": [cite(policy_doc)]}]).json()
     review = PeriodicReview.objects.get(decision_id=flagged["id"])
     periodic_review_close(review_id=review.pk, user=ann, verdict="ok", note="fine")
+    # A new version changes the paragraph the released answers cite: they are re-reviewed.
+    ingest(POLICY_EN.replace("500,000", "600,000"), title="Travel policy", key="travel")
+    rereview = ReReview.objects.filter(decision_id=completed["id"]).get()
+    rereview_close(rereview_id=rereview.pk, user=ann, verdict="still_correct")
     ingest(PAYER, title="Hotels", key="hotels", zone="G1.U1.P1.Z2")
     ingest(PAYER_SWAPPED, title="Hotel memo", key="hotel-memo", zone="G1.U1.P1.Z2")
     with transaction.atomic():
@@ -104,8 +110,9 @@ def governed(
         "approval": Decision.objects.get(pk=queued["id"]).approvals.get().pk,
         "comment": comment.pk,
         "review": review.pk,
+        "rereview": rereview.pk,
         "calibration": calibration.pk,
-        "conflict": KnowledgeConflict.objects.get().pk,
+        "conflict": KnowledgeConflict.objects.filter(zone="G1.U1.P1.Z2").get().pk,
         "policy": ZonePolicyVersion.objects.filter(zone__coordinate=ZONE).latest("version").pk,
         "document": Document.objects.get(key="travel").pk,
         "auditor": person("mallory").pk,
@@ -217,10 +224,22 @@ MATRIX = {
         lambda g: f"decisions_periodicreview id {g['review']} ",
         refused=True,
     ),
+    "re-review's verdict changed": Tampering(
+        "UPDATE decisions_rereview SET verdict = 'wrong', note = 'bad' WHERE id = %s",
+        lambda g: [g["rereview"]],
+        lambda g: f"decisions_rereview id {g['rereview']} ",
+        refused=True,
+    ),
+    "re-review deleted": Tampering(
+        "DELETE FROM decisions_rereview WHERE id = %s",
+        lambda g: [g["rereview"]],
+        lambda g: f"decisions_rereview id {g['rereview']} ",
+        refused=True,
+    ),
     "comment changed": Tampering(
         "UPDATE decisions_comment SET text = 'nothing checked' WHERE id = %s",
         lambda g: [g["comment"]],
-        lambda g: f"decisions_comment id {g['comment']}:",
+        lambda g: f"decisions_comment id {g['comment']} ",
         refused=True,
     ),
     "comment deleted": Tampering(
@@ -295,6 +314,7 @@ def test_each_tampering_is_refused_or_named_at_its_row(governed: dict[str, Any],
         "decisions_claimverdict",
         "decisions_comment",
         "decisions_periodicreview",
+        "decisions_rereview",
         "coordinates_zonepolicyversion",
     ],
 )
