@@ -126,8 +126,15 @@ def _decision_event(
     if kind in GATE_KINDS and "gate" in payload:
         columns["gate"] = (payload["gate"], ref)
     if kind == Kind.DECISION_VALIDATED:
-        columns["sufficiency"] = (payload.get("sufficiency"), ref)
-        columns["policy_label"] = (payload.get("policy"), ref)
+        for column, key in (
+            ("gate", "gate"),
+            ("sufficiency", "sufficiency"),
+            ("policy_label", "policy"),
+        ):
+            if key in payload:
+                columns[column] = (payload[key], ref)
+            else:  # an event that does not say leaves the column unchecked, never guessed
+                columns.pop(column, None)
     elif kind == Kind.DECISION_ASSIGNED:
         columns["assigned_to"] = (payload.get("to"), ref)
     elif kind == Kind.DECISION_COMMENTED and isinstance(payload.get("comment"), int):
