@@ -5,10 +5,12 @@ from __future__ import annotations
 import urllib.parse
 from typing import Any
 
+import pgtrigger
 from django.conf import settings
 from django.db import models
 
 from coordinates.coordinate import Coordinate, Level
+from maria import triggers
 
 
 class Zone(models.Model):
@@ -97,6 +99,28 @@ class RoleAssignment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} {self.role} on {self.scope}"
+
+
+# --- database protection ------------------------------------------------------------------
+#
+# Every governance row is append-only or on the chain (docs/architecture.md): a policy
+# version never changes; a role assignment is granted and revoked (deleted) with an event on
+# its scope's chain, never edited (only `granted_by` may empty when that user goes), and
+# `verify_trail` replays the grants and revocations against the rows (audit.rows).
+# PostgreSQL: compiled by django-pgtrigger and installed by migration 0003; SQLite: the
+# twins in that migration.
+
+POLICY_VERSION_TRIGGERS = triggers.append_only("policy_version")
+ROLE_ASSIGNMENT_TRIGGERS = (
+    pgtrigger.Protect(
+        name="role_assignment_fixed",
+        operation=pgtrigger.Update,
+        condition=triggers.changed(("user_id", "role", "scope", "granted_at")),
+    ),
+)
+
+pgtrigger.register(*POLICY_VERSION_TRIGGERS)(ZonePolicyVersion)
+pgtrigger.register(*ROLE_ASSIGNMENT_TRIGGERS)(RoleAssignment)
 
 
 def is_webhook_url(url: str) -> bool:

@@ -72,8 +72,14 @@ def _decision(
     )
 
 
+def text_hash(text: str) -> str:
+    """sha256 of the UTF-8 text: how an event seals a question or an answer it names."""
+    return ledger.content_hash(text.encode())
+
+
 def decision_proposed(decision: Decision, *, actor: AbstractBaseUser) -> TrailEvent:
-    """An agent submitted an answer; its bundle is sealed by its content hash."""
+    """An agent submitted an answer; its bundle, question and answer are sealed by their
+    hashes, so that `verify_trail` names a decision whose row says otherwise (audit.rows)."""
     return _decision(
         decision,
         Kind.DECISION_PROPOSED,
@@ -81,6 +87,8 @@ def decision_proposed(decision: Decision, *, actor: AbstractBaseUser) -> TrailEv
         agent=decision.agent,
         bundle=decision.bundle.content_hash,
         request=decision.request_hash,
+        question=text_hash(decision.question),
+        answer=text_hash(decision.answer),
     )
 
 
@@ -239,7 +247,8 @@ def decision_escalated_by_graph(
     decision: Decision, *, to: str, cohesion: float, cohesion_tau: float
 ) -> TrailEvent:
     """A graph answer whose evidence hangs together too little (cohesion below half its
-    tau) went to the authority of `to` to decide."""
+    tau) went to the authority of `to` to decide; the decision's gate (required, whatever
+    the report's) is on the event, as the rows check replays it (audit.rows)."""
     due = decision.due_at.isoformat() if decision.due_at else None
     return _decision(
         decision,
@@ -247,6 +256,7 @@ def decision_escalated_by_graph(
         to=to,
         due_at=due,
         why="graph",
+        gate=decision.gate,
         cohesion=cohesion,
         cohesion_tau=cohesion_tau,
     )

@@ -5,11 +5,14 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 
+import pgtrigger
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django_fsm import ConcurrentTransitionMixin, FSMField, transition
+
+from maria import triggers
 
 # --- the decision and its life ---------------------------------------------------------------
 # proposed -> validated -> approval_required -> approved -> executed -> completed, and failed
@@ -371,3 +374,63 @@ class Comment(models.Model):
 
     def __str__(self) -> str:
         return f"comment {self.pk} on {self.decision_id}"
+
+
+# --- database protection ------------------------------------------------------------------
+#
+# Every governance row is append-only or on the chain (docs/architecture.md): approvals and
+# comments never change; a per-claim verdict keeps its claim and the engine's verdict, and
+# its reviewer's verdict changes only with their next act on the decision's lane (approve,
+# reject: the event carries the verdicts); a decision keeps what was asked, answered
+# and cited (its state, gate and scores change only with an event on its lane, which
+# `verify_trail` replays: audit.rows); a re-review or periodic review keeps what it is about
+# and, once closed, its verdict. PostgreSQL: compiled by django-pgtrigger and installed by
+# migration 0009 (registered here, not in Meta.triggers, like the trail's); SQLite: the
+# twins in that migration.
+
+_DECISION_FIXED = (
+    "question",
+    "answer",
+    "zone",
+    "agent",
+    "proposed_by_id",
+    "bundle_id",
+    "idempotency_key",
+    "request_hash",
+)
+_REREVIEW_FIXED = (
+    "decision_id",
+    "zone",
+    "cause",
+    "old_paragraph_id",
+    "new_paragraph_id",
+    "conflict_id",
+)
+_REREVIEW_CLOSED = ("verdict", "note", "closed_by_id", "closed_at")
+_PERIODIC_FIXED = ("decision_id", "zone", "reason")
+_PERIODIC_CLOSED = ("verdict", "note", "reviewed_at", "reviewed_by_id")
+
+DECISION_TRIGGERS = triggers.fixed("decision", _DECISION_FIXED)
+APPROVAL_TRIGGERS = triggers.append_only("approval")
+CLAIM_VERDICT_TRIGGERS = triggers.fixed(
+    "claim_verdict",
+    ("decision_id", "reviewer_id", "claim", "engine_supported", "engine_probability", "zone"),
+)
+COMMENT_TRIGGERS = triggers.append_only("comment")
+REREVIEW_TRIGGERS = triggers.fixed(
+    "rereview",
+    _REREVIEW_FIXED,
+    once=pgtrigger.Q(old__closed_at__isnull=False) & triggers.changed(_REREVIEW_CLOSED),
+)
+PERIODIC_REVIEW_TRIGGERS = triggers.fixed(
+    "periodic_review",
+    _PERIODIC_FIXED,
+    once=pgtrigger.Q(old__verdict__isnull=False) & triggers.changed(_PERIODIC_CLOSED),
+)
+
+pgtrigger.register(*DECISION_TRIGGERS)(Decision)
+pgtrigger.register(*APPROVAL_TRIGGERS)(Approval)
+pgtrigger.register(*CLAIM_VERDICT_TRIGGERS)(ClaimVerdict)
+pgtrigger.register(*COMMENT_TRIGGERS)(Comment)
+pgtrigger.register(*REREVIEW_TRIGGERS)(ReReview)
+pgtrigger.register(*PERIODIC_REVIEW_TRIGGERS)(PeriodicReview)

@@ -12,6 +12,7 @@ from django.utils.translation import gettext_lazy as _
 from pgvector.django import VectorField
 
 from coordinates.models import Zone
+from maria import triggers
 
 EMBEDDING_DIM = 384  # every configured embedder must produce this many dimensions
 
@@ -343,3 +344,56 @@ pgtrigger.register(*REPORT_TRIGGERS)(ValidationReport)
 pgtrigger.register(*VERSION_TRIGGERS)(DocumentVersion)
 pgtrigger.register(*PARAGRAPH_TRIGGERS)(Paragraph)
 pgtrigger.register(*DOCUMENT_TRIGGERS)(Document)
+
+
+# Every governance row is append-only or on the chain (docs/architecture.md): a calibration
+# keeps what it was fitted on and how it did, and a conflict what it is about; a
+# calibration's status and a conflict's resolution change only with an event on the zone's
+# chain that `verify_trail` replays (audit.rows), and a resolved conflict stays resolved.
+# None is deleted, and no evidence table may be truncated. PostgreSQL: compiled by
+# django-pgtrigger and installed by migration 0013; SQLite: the twins in that migration.
+
+_CALIBRATION_FIXED = (
+    "zone_id",
+    "version",
+    "method",
+    "params",
+    "verdicts",
+    "window_from",
+    "window_until",
+    "fitted_by",
+    "reliability_before",
+    "reliability_after",
+)
+_CONFLICT_FIXED = (
+    "zone",
+    "kind",
+    "first_id",
+    "second_id",
+    "reason",
+    "words",
+    "found_by",
+)
+_CONFLICT_RESOLVED = ("resolution", "resolution_reason", "resolved_by_id", "resolved_at")
+
+CALIBRATION_TRIGGERS = triggers.fixed("calibration", _CALIBRATION_FIXED)
+CONFLICT_TRIGGERS = triggers.fixed(
+    "conflict",
+    _CONFLICT_FIXED,
+    once=pgtrigger.Q(old__resolved_at__isnull=False) & triggers.changed(_CONFLICT_RESOLVED),
+)
+EVIDENCE_TRUNCATE_TRIGGERS = {
+    model: (triggers.truncate_guard(f"{name}_no_truncate"),)
+    for model, name in (
+        (EvidenceBundle, "bundle"),
+        (ValidationReport, "report"),
+        (DocumentVersion, "version"),
+        (Paragraph, "paragraph"),
+        (Document, "document"),
+    )
+}
+
+pgtrigger.register(*CALIBRATION_TRIGGERS)(ZoneCalibration)
+pgtrigger.register(*CONFLICT_TRIGGERS)(KnowledgeConflict)
+for _model, _guards in EVIDENCE_TRUNCATE_TRIGGERS.items():
+    pgtrigger.register(*_guards)(_model)

@@ -23,7 +23,20 @@ EVIDENCE_TABLES = (
     "evidence_paragraph",
     "evidence_document",
 )
-PROTECTED_TABLES = TRAIL_TABLES + EVIDENCE_TABLES
+# Every governance row is append-only or on the chain (docs/architecture.md).
+GOVERNANCE_TABLES = (
+    "decisions_decision",
+    "decisions_approval",
+    "decisions_claimverdict",
+    "decisions_comment",
+    "decisions_rereview",
+    "decisions_periodicreview",
+    "coordinates_zonepolicyversion",
+    "coordinates_roleassignment",
+    "evidence_zonecalibration",
+    "evidence_knowledgeconflict",
+)
+PROTECTED_TABLES = TRAIL_TABLES + EVIDENCE_TABLES + GOVERNANCE_TABLES
 
 
 @contextmanager

@@ -21,6 +21,7 @@ from decisions.services import decision_submit
 from maria.metrics import QUARANTINED
 from tests.decisions.conftest import AGENT, GOOD, ZONE, cite
 from tests.decisions.helpers import WebhookReceiver, retry_inline
+from tests.trail_support import triggers_bypassed
 from trail.models import Quarantine
 
 pytestmark = pytest.mark.django_db
@@ -54,7 +55,8 @@ def test_a_decision_that_can_be_neither_validated_nor_failed_is_quarantined_wher
         "claims": [{"text": GOOD, "citations": [cite(policy_doc)]}],
     }
     bad = decision_submit(token=token, payload=payload).decision
-    Decision.objects.filter(pk=bad.pk).update(zone="nowhere")
+    with triggers_bypassed():  # a decision keeps its zone: this one is broken by hand
+        Decision.objects.filter(pk=bad.pk).update(zone="nowhere")
     real = tasks.decision_validate
     tries: list[int] = []
 

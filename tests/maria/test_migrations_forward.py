@@ -59,8 +59,9 @@ OLD_HEADS: dict[str, str] = {
 }
 NEW_APPS = ("trail", "graph", "audit")
 # Back to the old heads: unapplying trail 0001 takes decisions 0003 with it, graph 0001
-# takes evidence 0009.
+# takes evidence 0009; coordinates' governance-row triggers (0003) go back by name.
 BACK_TO_OLD_HEADS: list[tuple[str, str | None]] = [
+    ("coordinates", "0002_token_webhook_secret"),
     ("decisions", "0002_pipeline"),
     ("evidence", "0008_graphstate_fed"),
     ("trail", None),

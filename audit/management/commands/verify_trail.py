@@ -15,7 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from audit import integrity
+from audit import integrity, rows
 from trail import checkpoints, export, signing, verify, witness
 
 
@@ -104,6 +104,10 @@ class Command(BaseCommand):
             # What the events name, re-hashed: bundles, reports, versions and paragraphs.
             problems, report.evidence_checked = integrity.verify_evidence_database()
             report.problems.extend(problems)
+            # The rows that change in place, replayed from their chains (audit.rows).
+            problems, replayed = rows.verify_rows_database()
+            report.problems.extend(problems)
+            report.evidence_checked += replayed
             if witnessed is not None:
                 checkpoints.witness_compare(report, witnessed, keys=keys or signing.public_keys())
         if unread:
