@@ -128,9 +128,10 @@ def test_refusals_are_typed_and_carry_the_error_shapes_code_and_field(
     assert malformed.value.field in ("zone", "claims")
     assert malformed.value.status_code == 400
 
-    with pytest.raises(Forbidden) as elsewhere:
+    # Another zone's coordinate answers as a missing one does: no oracle across zones.
+    with pytest.raises(NotFound) as elsewhere:
         agent.upload_document(POLICY_EN, zone="G1.U1.P1.Z2")
-    assert elsewhere.value.code == "permission_denied"
+    assert (elsewhere.value.code, elsewhere.value.field) == ("unknown_zone", "zone")
 
     with pytest.raises(Forbidden):
         agent.claim(1)  # agents do not review
