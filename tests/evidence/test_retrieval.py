@@ -106,8 +106,15 @@ def test_bm25_search_ranks_like_brute_force_among_matching_docs(
     hits = index.search_tokens(query, k, mask=mask)
 
     matching = (expected > 0) & mask
-    assert hits.ids == expected_top_k(expected, k, allowed=matching)
-    np.testing.assert_allclose(hits.scores, expected[np.array(hits.ids, dtype=int)], rtol=1e-5)
+    wanted = expected_top_k(expected, k, allowed=matching)
+    found = np.array(hits.ids, dtype=int)
+    # The same number of distinct, allowed paragraphs whose true scores are the top k's. The
+    # index scores in float32: two paragraphs whose scores differ only past its precision
+    # (2 of 2 words against 6 of 12) may come in either order, so ids alone are not compared.
+    assert len(set(hits.ids)) == len(hits.ids) == len(wanted)
+    assert matching[found].all()
+    np.testing.assert_allclose(expected[found], expected[np.array(wanted, dtype=int)], rtol=1e-5)
+    np.testing.assert_allclose(hits.scores, expected[found], rtol=1e-5)
 
 
 def test_bm25_japanese_query_retrieves_japanese_paragraph(bm25: BM25Index) -> None:
