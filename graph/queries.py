@@ -114,10 +114,13 @@ def restricted(adjacency: sp.csr_array, mask: BoolArray) -> sp.csr_array:
 
 
 def relation(adjacency: sp.csr_array) -> sp.csr_array:
-    """R = min(1, A + A^T): a direct relation either way counts as 1 (docs/math.md §12, §16)."""
-    both = sp.csr_array(adjacency + adjacency.T)
-    both.data = np.minimum(both.data, 1.0)
-    return both
+    """R = min(1, A): each directed relation counts once, as seed 002 §8.1 sums A_ij over
+    ordered pairs (docs/math.md §16). Capped at 1 because A sums the weights of several edge
+    types between one pair, and Cohesion must stay within [0, 1]; a relation held both ways
+    counts twice, as in the paper."""
+    capped = sp.csr_array(adjacency, copy=True)
+    capped.data = np.minimum(capped.data, 1.0)
+    return capped
 
 
 def _node(graph: GraphSnapshot, row: int, **extra: Any) -> dict[str, Any]:
@@ -277,7 +280,9 @@ def choose_hops(
         # so that the pieces of a chain still reach each other.
         return HopChoice(policy, gap, 0.0)
     optimal = max(0.0, HOP_B / noise - 1.0)
-    return HopChoice(max(1, min(10, best_hop_count(HOP_B, noise))), gap, optimal)
+    # An h* that rounds to 0 is the paper's flat retrieval (seed 002 §5.2): each hop would
+    # add more noise than signal, so relevance stays x.
+    return HopChoice(min(10, best_hop_count(HOP_B, noise)), gap, optimal)
 
 
 def graph_answer(
@@ -382,6 +387,10 @@ def graph_answer(
         nodes=nodes,
         relevance=top,
         agent=agent,
+        # Only a caller who acts on the asked level (or above it) files work for the
+        # authority above it: asking a wider level from a zone below reads that level's
+        # graph, and must not put an item in a queue of a zone the caller does not act in.
+        files_item=scopes is None or any(s.covers(zone) for s in scopes),
         # What the authority above reads as the answer it may release: the facts the
         # evidence states, with the caution that they do not hang together.
         facts=_answer_text("qualified", nodes, edges, pieces, None) or "",
@@ -401,6 +410,7 @@ def _recorded(
     relevance: float,
     agent: Coordinate | None = None,
     facts: str = "",
+    files_item: bool = True,
 ) -> dict[str, Any]:
     """Store the answer's report and its trail event in one transaction; the body returned
     names both, and the escalated item it made for the authority above, if any."""
@@ -422,7 +432,7 @@ def _recorded(
             report_id=stored.pk,
         )
         escalated = None
-        if outcome == "escalate" and getattr(actor, "is_authenticated", False):
+        if outcome == "escalate" and files_item and getattr(actor, "is_authenticated", False):
             escalated = decision_services.decision_escalate_graph_answer(
                 report=stored,
                 question=str(report["question"]),

@@ -85,3 +85,21 @@ def test_a_coherent_graph_answer_makes_no_item(
     assert body["gate"] != "escalate"
     assert "decision" not in body
     assert not Decision.objects.exists()
+
+
+def test_asking_a_wider_level_from_a_zone_files_no_item_in_that_levels_queue(
+    import_lines: Callable[..., Any], reviewer_api: Any, set_policy: Callable[..., None]
+) -> None:
+    # given incoherent evidence, read by the zone's reviewer at the universe's level
+    import_lines(TWO_ISLANDS)
+    universe = ".".join(ZONE.split(".")[:2])
+    set_policy(universe, cohesion_tau=0.9)
+    response = reviewer_api.get("/api/v1/graph/query/", {"q": "printer", "zone": universe})
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    # then the answer is escalated, but a reviewer of a zone puts no work in a queue of the
+    # universe (or its galaxy), where they do not act
+    assert body["gate"] == "escalate"
+    assert "decision" not in body
+    assert not Decision.objects.exists()
+    assert not Outbox.objects.exists()

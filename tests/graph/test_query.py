@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pytest
+import scipy.sparse as sp
 from django.db import transaction
 
 from graph import store as graph_store
@@ -38,9 +40,10 @@ TWO_ISLANDS = [
 
 
 def oracle_cohesion(subgraph: dict[str, Any]) -> float:
-    """2 * (unordered linked pairs) / |S|^2: every edge weighs 1 here, min(1, A + A^T) = 1."""
-    pairs = {frozenset((e["source"], e["target"])) for e in subgraph["edges"]}
-    return 2 * len(pairs) / len(subgraph["nodes"]) ** 2
+    """(ordered linked pairs) / |S|^2 (seed 002 §8.1): every edge weighs 1 here, and a
+    relation counts once per direction it is held in."""
+    pairs = {(e["source"], e["target"]) for e in subgraph["edges"]}
+    return len(pairs) / len(subgraph["nodes"]) ** 2
 
 
 def ask(client: Any, q: str = "printer vendor", **params: Any) -> dict[str, Any]:
@@ -61,7 +64,8 @@ def test_a_linked_chain_answers_directly_with_its_evidence_subgraph(
         "decision:proposal", "document:evaluation", "decision:approval", "decision:payment",
     }  # fmt: skip
     assert body["cohesion"] == pytest.approx(oracle_cohesion(body["subgraph"]))
-    assert body["cohesion"] == pytest.approx(6 / 16)
+    # The paper's 4-node procurement chain (seed 002 §4.1): 3 directed edges over 4^2 pairs.
+    assert body["cohesion"] == pytest.approx(3 / 16)
     assert body["gate"] == "direct"
     assert body["cohesion_tau"] == 0.15
     assert body["escalated_to"] is None
@@ -85,9 +89,10 @@ def test_evidence_in_unlinked_pieces_is_qualified_and_the_gaps_are_listed(
     import_lines: Callable[..., Any], reviewer_api: Any, set_policy: Callable[..., None]
 ) -> None:
     import_lines(TWO_ISLANDS)
-    set_policy(cohesion_tau=0.4)
+    set_policy(cohesion_tau=0.2)
     body = ask(reviewer_api, q="printer", k=4)
-    assert body["cohesion"] == pytest.approx(4 / 16)  # in [tau/2, tau) = [0.2, 0.4)
+    # One directed edge in each island: 2 of 4^2 ordered pairs, in [tau/2, tau) = [0.1, 0.2).
+    assert body["cohesion"] == pytest.approx(2 / 16)
     assert body["gate"] == "qualified"
     assert len(body["structural_gaps"]) == 1
     sides = [set(side) for side in body["structural_gaps"][0]["between"]]
@@ -172,7 +177,7 @@ def test_a_rolled_back_change_the_index_had_seen_does_not_linger(org: Any) -> No
 
 @pytest.mark.parametrize(
     ("tau", "gate", "stored"),
-    [(0.15, "direct", "auto"), (0.4, "qualified", "flagged"), (0.9, "escalate", "required")],
+    [(0.1, "direct", "auto"), (0.2, "qualified", "flagged"), (0.9, "escalate", "required")],
 )
 def test_a_graph_answer_stores_its_bundle_and_report_and_the_trail_carries_its_hash(
     import_lines: Callable[..., Any],
@@ -219,3 +224,30 @@ def test_a_document_node_in_the_evidence_is_cited_by_its_claim(
     cited = [c for c in claims if c["citations"]]
     assert [c["edge"]["target"] for c in cited] == ["document:evaluation"]
     assert cited[0]["citations"] == [{"node": "document:evaluation", "document": None}]
+
+
+def test_an_h_star_below_one_half_is_flat_retrieval() -> None:
+    """Seed 002 §5.2: h* = B/N - 1, rounded (3.42 -> 3, 1.38 -> 1); on a graph so loosely
+    knit that N = N0/(1 - lambda2) exceeds B, h* is below 0 and the query diffuses nothing."""
+    from graph.queries import HOP_B, choose_hops
+
+    n = 24  # a long path: lambda2 of Ahat is cos(pi/(n-1)), the gap about 0.009
+    path = sp.csr_array((np.ones(n - 1), (np.arange(n - 1), np.arange(1, n))), shape=(n, n))
+    choice = choose_hops(path, np.ones(n, dtype=bool), None, 2)
+    assert choice.spectral_gap is not None
+    assert 0 < choice.spectral_gap < 0.02
+    assert HOP_B / (0.02 / choice.spectral_gap) - 1 < 0  # N > B: the model says no hop helps
+    assert choice.hops == 0  # it was clamped to 1
+
+
+def test_the_papers_chain_gets_its_own_cohesion() -> None:
+    """Seed 002 §8.1 on §4.1's 4-node procurement chain: Cohesion = (1/|S|^2) sum A_ij over
+    ordered pairs = 3/16, each one-way edge counted once (it was 6/16 with A + A^T)."""
+    from graph.core.cohesion import set_cohesion
+    from graph.queries import relation
+
+    chain = sp.csr_array(np.array([[0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1], [0, 0, 0, 0]], float))
+    assert set_cohesion(relation(chain), [0, 1, 2, 3]) == pytest.approx(0.1875)
+    both_ways = sp.csr_array(chain + chain.T)
+    assert set_cohesion(relation(both_ways), [0, 1, 2, 3]) == pytest.approx(0.375)
+    assert set_cohesion(relation(chain * 3), [0, 1, 2, 3]) == pytest.approx(0.1875)  # capped at 1
