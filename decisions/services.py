@@ -53,6 +53,7 @@ from decisions.webhooks import (
     rejected_message,
 )
 from evidence.judge import JudgeVerdict
+from evidence.knowledge import conflicts_from_validation
 from evidence.models import ValidationReport
 from evidence.passages import answer_claims
 from evidence.services import bundle_create
@@ -374,6 +375,9 @@ def _record_validations(
 ) -> None:
     """Store the reports, grade and route each decision, in the caller's transaction."""
     ValidationReport.objects.bulk_create([report for _, report in judged])
+    for decision, report in judged:
+        if report.body.get("contradictions"):
+            conflicts_from_validation(report.body["contradictions"], zone=decision.zone)
     # Their own tasks would find them validated: the workers drop them unrun.
     transaction.on_commit(partial(_skip_validations, [d.pk for d, _ in judged]))
     tokens = webhook_tokens({d.proposed_by_id for d, _ in judged})

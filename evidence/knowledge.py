@@ -5,10 +5,11 @@ the validation so that an answer resting on a disputed paragraph goes to a perso
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import timedelta
 from itertools import islice
 from time import monotonic
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -23,6 +24,7 @@ from coordinates.selectors import beneath, can_see, has_role
 from evidence import events, signals
 from evidence.conflicts import Budget, Disagreement, Passage, each_disagreement
 from evidence.models import DocumentVersion, EvidenceBundle, KnowledgeConflict, Paragraph
+from evidence.reasons import CITATIONS_DISAGREE
 from maria.errors import ApplicationError, Conflict, Forbidden, NotFound
 
 logger = logging.getLogger(__name__)
@@ -201,6 +203,34 @@ def conflicts_scan_zone(*, zone: str) -> int:
     return _store_as_found(
         found, zone=zone, found_by="nightly", budget=budget, subject=f"zone:{zone}"
     )
+
+
+def conflicts_from_validation(contradictions: Iterable[Mapping[str, Any]], *, zone: str) -> int:
+    """Two cited paragraphs that a validation found disagreeing about one claim (a report's
+    "cited paragraphs ... disagree" contradictions) are a knowledge conflict too (seed 000
+    §9.6): work for the zone's admins beside the ingest and nightly scans' findings, stored
+    once per pair whoever finds it first. Two versions of one document are left to the
+    re-review of changed evidence. Returns how many are new."""
+    wanted = [
+        c for c in contradictions if c.get("reason") == CITATIONS_DISAGREE and len(c["items"]) == 2
+    ]
+    if not wanted:
+        return 0
+    places = {(i["document"], i["version"], i["paragraph"]) for c in wanted for i in c["items"]}
+    paragraphs = {
+        (document, version, number): pk
+        for pk, document, version, number in Paragraph.objects.filter(
+            version__document_id__in={document for document, _, _ in places}
+        ).values_list("pk", "version__document_id", "version__version", "number")
+        if (document, version, number) in places
+    }
+    found = []
+    for c in wanted:
+        one, two = ((i["document"], i["version"], i["paragraph"]) for i in c["items"])
+        if one[0] == two[0] or one not in paragraphs or two not in paragraphs:
+            continue
+        found.append(Disagreement(paragraphs[one], paragraphs[two], "hard", CITATIONS_DISAGREE, ()))
+    return _store(_not_overrides(found), zone=zone, found_by="validation")
 
 
 def open_conflicts(paragraph_ids: Iterable[int]) -> dict[int, list[KnowledgeConflict]]:

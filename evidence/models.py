@@ -198,7 +198,7 @@ class KnowledgeConflict(models.Model):
     second = models.ForeignKey(Paragraph, on_delete=models.PROTECT, related_name="+")
     reason = models.TextField()
     words = models.JSONField(default=list)  # the words that disagree, marked on the page
-    found_by = models.CharField(max_length=16)  # "ingest" or "nightly"
+    found_by = models.CharField(max_length=16)  # "ingest", "nightly" or "validation"
     created_at = models.DateTimeField(auto_now_add=True)
     resolution = models.CharField(max_length=16, choices=Resolution.choices, blank=True)
     resolution_reason = models.TextField(blank=True)

@@ -56,3 +56,36 @@ def test_an_answer_on_a_disputed_paragraph_waits_for_a_person_until_the_conflict
         [{"text": CLAIM, "citations": [cite(paragraph)]}], key="settled", question=QUESTION
     ).json()
     assert after["gate"] == "auto"
+
+
+def test_paragraphs_a_validation_finds_disagreeing_become_one_knowledge_conflict(
+    ingest: Callable[..., Any], submit: Callable[..., Any], settings: Any
+) -> None:
+    """Seed 000 §9.6 (issue 30 point 3): what validation finds is work for the zone's admins
+    too, not only a flag on one answer; stored once, whichever finds the pair first."""
+    from evidence.knowledge import conflicts_scan_zone
+
+    settings.MARIA_CONFLICT_SCAN_SECONDS = 0  # the ingest scans find nothing: no time
+    ingest(POLICY, title="Remote work policy", key="remote")
+    ingest(MEMO, title="Memo", key="memo", kind="memo")
+    assert not KnowledgeConflict.objects.exists()
+    policy = Paragraph.objects.get(text=CLAIM)
+    memo = Paragraph.objects.get(text__startswith="Remote work: employees")
+    both = submit(
+        [{"text": CLAIM, "citations": [cite(policy), cite(memo)]}], question=QUESTION
+    ).json()
+    assert both["gate"] == "required"
+    (conflict,) = KnowledgeConflict.objects.all()
+    assert {conflict.first_id, conflict.second_id} == {policy.pk, memo.pk}
+    assert (conflict.kind, conflict.found_by, conflict.zone) == ("hard", "validation", ZONE)
+    assert conflict.resolved_at is None
+    # the next answer on either side waits for a person until the admins settle it
+    one = submit([{"text": CLAIM, "citations": [cite(policy)]}], key="one", question=QUESTION)
+    assert one.json()["gate"] == "required"
+    # and neither the nightly scan nor the same answer again stores the pair twice
+    settings.MARIA_CONFLICT_SCAN_SECONDS = 120
+    conflicts_scan_zone(zone=ZONE)
+    submit(
+        [{"text": CLAIM, "citations": [cite(policy), cite(memo)]}], key="again", question=QUESTION
+    )
+    assert KnowledgeConflict.objects.filter(first__in=[policy, memo]).count() == 1
