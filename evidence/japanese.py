@@ -1,0 +1,142 @@
+"""What a Japanese claim may say in other words than its span and still be verified.
+
+Japanese paraphrase moves words about and writes them otherwise; the grounding rules ask
+that every content word of a claim be in the aligned span (evidence.grounding). Each rule
+here says when a claim's word counts as said though the span has another word, and none lets
+a claim add content (a word the span lacks in every form):
+
+- orthographic variants: the same reading and part of speech, one side all kana (イス /
+  椅子, たって / 立って); Sudachi's normal form already folds the variants its dictionary
+  lists (ネコ / 猫, 子ども / 子供);
+- synonyms from SudachiDict's synonym dictionary (evidence/ja_synonyms.tsv, built by
+  bench/build_ja_synonyms.py; Apache-2.0): the span's word must be one the dictionary expands
+  from (flag 0), the claim's may be an ambiguous member (バイク for オートバイ);
+- the honorific prefix お / ご (お皿 is 皿), a plural suffix (象たち is 象), and a counter
+  after a number (二匹 / 2頭: the number check compares the quantities);
+- 人 / 人物 where the span names a person (男性, 少年, スキーヤー: the dictionary's 人 field);
+- 置く in 置いてある / 置かれている where the span says only that the thing is there (ある,
+  いる): where a thing lies is what both say.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import NamedTuple
+
+from evidence.text import Morpheme, content_terms, span_morphemes
+
+SYNONYMS = Path(__file__).with_name("ja_synonyms.tsv")
+
+_KANA = re.compile(r"[\u3041-\u309f\u30a0-\u30ffー]+")
+
+# Morphemes that add nothing a span must hold (Sudachi normal forms): the honorific prefix
+# (お / ご / 御 all read 御) and plural suffixes (たち / 達, ら, 共 as in 子供ら).
+_HONORIFIC = frozenset({"御"})
+_PLURAL = frozenset({"達", "ら", "等", "共"})
+# Person words a claim may use for any person the span names.
+_PERSON = frozenset({"人", "人物", "人々"})
+# Sudachi normal forms of the verbs of being there, and the verb a claim may use for them.
+_THERE = frozenset({"有る", "居る", "置く"})
+_PLACED = "置く"
+
+
+def said_otherwise(terms: set[str], statement: str, span: str) -> set[str]:
+    """The claim's Japanese terms among `terms` that the span says in another form (the
+    module's rules); the others remain unsaid."""
+    if not terms or statement.isascii():
+        return set()
+    said = span_morphemes(statement)
+    heard = span_morphemes(span)
+    heard_terms = frozenset(content_terms(span))
+    return {
+        t
+        for t in terms
+        if t in _empty_terms(said)
+        or _synonym(t, heard_terms)
+        or _person(t, heard)
+        or _placed(t, heard)
+        or _written_otherwise(t, said, heard)
+    }
+
+
+def _empty_terms(said: tuple[Morpheme, ...]) -> frozenset[str]:
+    """The claim's terms that carry no content of their own: an honorific prefix, a plural
+    suffix, a counter right after a number."""
+    found = set()
+    for i, m in enumerate(said):
+        form = m.normalized.lower()
+        if m.pos == "接頭辞" and form in _HONORIFIC:
+            found.add(form)
+        elif m.pos == "接尾辞" and (
+            form in _PLURAL or (i > 0 and said[i - 1].pos_detail == "数詞")
+        ):
+            found.add(form)
+    return frozenset(found)
+
+
+class _Synonyms(NamedTuple):
+    groups: dict[str, list[int]]  # normal form -> the groups it belongs to
+    expanding: list[frozenset[str]]  # group -> its forms the dictionary expands from (flag 0)
+    people: frozenset[str]  # the forms of the groups in the 人 (person) field
+
+
+@lru_cache(maxsize=1)
+def _synonym_index() -> _Synonyms:
+    groups: dict[str, list[int]] = {}
+    expanding: list[frozenset[str]] = []
+    people: set[str] = set()
+    for line in SYNONYMS.read_text(encoding="utf-8").splitlines():
+        if not line or line.startswith("#"):
+            continue
+        field, _, words = line.partition("\t")
+        entries = [entry.rpartition(":") for entry in words.split()]
+        for form, _, _ in entries:
+            groups.setdefault(form, []).append(len(expanding))
+        expanding.append(frozenset(form for form, _, flag in entries if flag == "0"))
+        if "人" in field.split("/"):
+            people.update(form for form, _, _ in entries)
+    return _Synonyms(groups, expanding, frozenset(people))
+
+
+@lru_cache(maxsize=16384)
+def synonyms(term: str) -> frozenset[str]:
+    """The words the span may say for the claim's `term`: the other members of its synonym
+    groups that the dictionary expands from (flag 0)."""
+    index = _synonym_index()
+    found: set[str] = set()
+    for group in index.groups.get(term, ()):
+        found |= index.expanding[group]
+    found.discard(term)
+    return frozenset(found)
+
+
+def _synonym(term: str, heard_terms: frozenset[str]) -> bool:
+    return bool(synonyms(term) & heard_terms)
+
+
+def _person(term: str, heard: tuple[Morpheme, ...]) -> bool:
+    if term not in _PERSON:
+        return False
+    people = _synonym_index().people
+    return any(m.normalized.lower() in people for m in heard)
+
+
+def _placed(term: str, heard: tuple[Morpheme, ...]) -> bool:
+    return term == _PLACED and any(m.normalized in _THERE for m in heard)
+
+
+def _written_otherwise(term: str, said: tuple[Morpheme, ...], heard: tuple[Morpheme, ...]) -> bool:
+    """Whether the span writes the claim's word in kana where the claim has kanji, or the
+    other way round (たって / 立って, イス / 椅子): the same reading and part of speech, one
+    side all kana. Sudachi's normal form folds the variants its dictionary lists; this folds
+    the rest of the orthographic variants."""
+    mine = [m for m in said if m.normalized.lower() == term and m.reading]
+    return any(
+        other.reading == m.reading
+        and other.pos == m.pos
+        and bool(_KANA.fullmatch(other.surface) or _KANA.fullmatch(m.surface))
+        for m in mine
+        for other in heard
+    )
