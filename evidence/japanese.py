@@ -40,6 +40,9 @@ _PERSON = frozenset({"人", "人物", "人々"})
 # Sudachi normal forms of the verbs of being there, and the verb a claim may use for them.
 _THERE = frozenset({"有る", "居る", "置く"})
 _PLACED = "置く"
+# Words for "many" (Sudachi normal forms), one meaning whichever the span uses: the synonym
+# dictionary puts 沢山 and 大勢 in groups that never expand from them.
+_MANY = frozenset({"多く", "多い", "沢山", "大勢", "多数", "数多く", "大量", "一杯"})
 
 
 def said_otherwise(terms: set[str], statement: str, span: str) -> set[str]:
@@ -58,6 +61,9 @@ def said_otherwise(terms: set[str], statement: str, span: str) -> set[str]:
         or _person(t, heard)
         or _placed(t, heard)
         or _written_otherwise(t, said, heard)
+        or (t in _MANY and bool(_MANY & heard_terms))
+        or _colour(t, heard_terms)
+        or _head_of(t, heard)
     }
 
 
@@ -125,6 +131,27 @@ def _person(term: str, heard: tuple[Morpheme, ...]) -> bool:
 
 def _placed(term: str, heard: tuple[Morpheme, ...]) -> bool:
     return term == _PLACED and any(m.normalized in _THERE for m in heard)
+
+
+def _colour(term: str, heard_terms: frozenset[str]) -> bool:
+    """黒色 for 黒い or 黒, and 黒い for 黒色: a colour as a noun or an adjective."""
+    if term.endswith("色") and len(term) > 1:
+        stem = term[:-1]
+        return stem in heard_terms or f"{stem}い" in heard_terms
+    if term.endswith("い") and len(term) > 1:
+        return f"{term[:-1]}色" in heard_terms
+    return False
+
+
+def _head_of(term: str, heard: tuple[Morpheme, ...]) -> bool:
+    """Whether a noun of the span ends in the claim's noun: a Japanese compound names a kind of
+    its last part (マグカップ is a カップ, 野鳥 a 鳥, 深皿 a 皿), so the claim says less."""
+    return any(
+        m.pos == "名詞"
+        and len(m.normalized) > len(term)
+        and m.normalized.lower().endswith(term)
+        for m in heard
+    )
 
 
 def _written_otherwise(term: str, said: tuple[Morpheme, ...], heard: tuple[Morpheme, ...]) -> bool:
