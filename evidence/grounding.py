@@ -806,6 +806,7 @@ def _lacking(statement: str, paragraph: str, claim_numbers: list[Quantity]) -> l
         lacking += [str(q) for q in absent_numbers]
         lacking += sorted(scope - span_scope)
         lacking += _limits_left_out(claim_numbers, span)
+        lacking += japanese.unseen_differences(statement, span)
         if negations % 2 != span_negations % 2 and "not" not in lacking:
             lacking.append(why.say(why.POLARITY_DIFFERS))
         if not lacking:

@@ -43,6 +43,9 @@ _PLACED = "置く"
 # Words for "many" (Sudachi normal forms), one meaning whichever the span uses: the synonym
 # dictionary puts 沢山 and 大勢 in groups that never expand from them.
 _MANY = frozenset({"多く", "多い", "沢山", "大勢", "多数", "数多く", "大量", "一杯"})
+# Words for "beside" (normal forms: わき is 脇), as above: the dictionary has no
+# group for them.
+_BESIDE = frozenset({"横", "隣", "そば", "側", "傍", "脇", "傍ら"})
 
 
 def said_otherwise(terms: set[str], statement: str, span: str) -> set[str]:
@@ -62,6 +65,7 @@ def said_otherwise(terms: set[str], statement: str, span: str) -> set[str]:
         or _placed(t, heard)
         or _written_otherwise(t, said, heard)
         or (t in _MANY and bool(_MANY & heard_terms))
+        or (t in _BESIDE and bool(_BESIDE & heard_terms))
         or _colour(t, heard_terms)
         or _head_of(t, heard)
     }
@@ -130,17 +134,19 @@ def _person(term: str, heard: tuple[Morpheme, ...]) -> bool:
 
 
 def _placed(term: str, heard: tuple[Morpheme, ...]) -> bool:
-    return term == _PLACED and any(m.normalized in _THERE for m in heard)
+    # ある / いる as verbs of their own, not the ている / てある of another verb's aspect.
+    return term == _PLACED and any(
+        m.normalized in _THERE and (i == 0 or heard[i - 1].surface not in ("て", "で"))
+        for i, m in enumerate(heard)
+    )
 
 
 def _colour(term: str, heard_terms: frozenset[str]) -> bool:
-    """黒色 for 黒い or 黒, and 黒い for 黒色: a colour as a noun or an adjective."""
-    if term.endswith("色") and len(term) > 1:
-        stem = term[:-1]
-        return stem in heard_terms or f"{stem}い" in heard_terms
-    if term.endswith("い") and len(term) > 1:
-        return f"{term[:-1]}色" in heard_terms
-    return False
+    """黒色 for 黒い or 黒, 黒い for 黒色, 茶色い for 茶色: a colour as a noun or an adjective."""
+    stem = term.removesuffix("い").removesuffix("色")
+    if stem == term or not stem:
+        return False
+    return bool({stem, f"{stem}い", f"{stem}色", f"{stem}色い"} - {term} & heard_terms)
 
 
 def _head_of(term: str, heard: tuple[Morpheme, ...]) -> bool:
@@ -167,3 +173,46 @@ def _written_otherwise(term: str, said: tuple[Morpheme, ...], heard: tuple[Morph
         for m in mine
         for other in heard
     )
+
+
+# Words the term lists leave out that still set what a Japanese claim says: positions (上 /
+# 下 / 中 are stop words, since "テーブルの上に" says what "テーブルに" does), sizes (大きな /
+# 小さな are adnominals, no content part of speech), and a verb's mood (止まろうとしている
+# is not 止まっている). Each pair: the claim's word, and the words of the span that say the
+# other way.
+_OPPOSITE_POSITIONS = {"上": "下", "下": "上", "中": "外", "外": "中", "前": "後ろ", "後ろ": "前"}
+_SIZES = {"大きな": ("小さな", "小さい"), "小さな": ("大きな", "大きい")}
+_FEW = frozenset({"少し", "少ない", "僅か", "少々"})
+# Auxiliaries of wish and conjecture (Sudachi normal forms): 食べたい, 来るらしい.
+_MOOD = frozenset({"う", "よう", "らしい", "たい"})
+
+
+def _moods(morphemes: tuple[Morpheme, ...]) -> set[str]:
+    found = {m.normalized for m in morphemes if m.pos == "助動詞"} & _MOOD
+    for i, m in enumerate(morphemes[:-1]):
+        # A verb in its volitional form before と (止まろうとする): about to, not done.
+        if m.pos == "動詞" and m.surface != m.normalized and m.surface.endswith("う"):
+            if morphemes[i + 1].surface == "と":
+                found.add("ようとする")
+    return found
+
+
+def unseen_differences(statement: str, span: str) -> list[str]:
+    """The claim's Japanese words that the span says the other way though the term check
+    cannot see them: a position, a size, many against few, or a mood one side has and the
+    other lacks. Each keeps a claim from being verified; none refutes it."""
+    if statement.isascii():
+        return []
+    said = span_morphemes(statement)
+    heard = span_morphemes(span)
+    heard_forms = {m.normalized for m in heard}
+    lacking = [
+        m.surface
+        for m in said
+        if (m.normalized in _OPPOSITE_POSITIONS and m.normalized not in heard_forms
+            and _OPPOSITE_POSITIONS[m.normalized] in heard_forms)
+        or (m.normalized in _SIZES and not heard_forms.isdisjoint(_SIZES[m.normalized]))
+        or (m.normalized in _MANY and not heard_forms.isdisjoint(_FEW))
+        or (m.normalized in _FEW and not heard_forms.isdisjoint(_MANY))
+    ]
+    return lacking + sorted(_moods(said) ^ _moods(heard))
