@@ -25,7 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
-from evidence.text import Morpheme, content_terms, span_morphemes
+from evidence.text import Morpheme, content_terms, japanese_morphemes, span_morphemes
 
 SYNONYMS = Path(__file__).with_name("ja_synonyms.tsv")
 
@@ -167,12 +167,33 @@ def _written_otherwise(term: str, said: tuple[Morpheme, ...], heard: tuple[Morph
     the rest of the orthographic variants."""
     mine = [m for m in said if m.normalized.lower() == term and m.reading]
     return any(
-        other.reading == m.reading
-        and other.pos == m.pos
-        and bool(_KANA.fullmatch(other.surface) or _KANA.fullmatch(m.surface))
+        other.pos == m.pos
+        and (
+            (other.reading == m.reading and _one_in_kana(other.surface, m.surface))
+            # An inflected verb reads otherwise in each form (おか-れる, 置い-て): compare
+            # the dictionary forms (おく / 置く).
+            or (
+                _one_in_kana(other.normalized, m.normalized)
+                and _reading(other.normalized) == _reading(m.normalized)
+            )
+        )
         for m in mine
         for other in heard
     )
+
+
+def _one_in_kana(a: str, b: str) -> bool:
+    return bool(_KANA.fullmatch(a) or _KANA.fullmatch(b))
+
+
+@lru_cache(maxsize=16384)
+def _reading(form: str) -> str:
+    """A word's reading in katakana: of kana, the kana; else Sudachi's, when it reads the word
+    as one morpheme ("" otherwise)."""
+    if _KANA.fullmatch(form):
+        return "".join(chr(ord(c) + 0x60) if "\u3041" <= c <= "\u3096" else c for c in form)
+    morphemes = japanese_morphemes(form)
+    return morphemes[0].reading if len(morphemes) == 1 else ""
 
 
 # Words the term lists leave out that still set what a Japanese claim says: positions (上 /
