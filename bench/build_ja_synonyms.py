@@ -8,7 +8,8 @@ Each line of the source is one word of a synonym group: group id, part of speech
 2 predicate), expansion flag (0 expand, 1 ambiguous: the word is not used to expand, 2 never
 expanded), lexeme number, form kind, abbreviation, spelling variant, field, the word. Kept:
 Japanese words that Sudachi (mode B, as evidence.text reads) takes as one morpheme, so that a
-claim's term can be looked up (words of every flag: evidence.japanese expands only from flag 0); each is written as its Sudachi normalised form, the form
+claim's term can be looked up (words of every flag: evidence.japanese expands only from flag
+0); each is written as its Sudachi normalised form, the form
 evidence.text's terms have. Output: one group a line, `field<TAB>form:flag form:flag ...`.
 """
 
@@ -34,7 +35,7 @@ def main(path: str) -> None:
             group, flag, field, word = cells[0], int(cells[2]), cells[7], cells[8]
             if _ASCII_WORD.match(word) or not has_japanese(word):
                 continue
-            morphemes = [m for m in japanese_morphemes(normalise(word))]
+            morphemes = list(japanese_morphemes(normalise(word)))
             if len(morphemes) != 1:
                 continue
             form = morphemes[0].normalized.lower()

@@ -115,7 +115,8 @@ def _japanese(text: str) -> list[Act]:
             continue  # 肉が盛られている: が marks what is acted on, not who acts
         actor = _marked_actor(morphemes, i)
         if actor is not None:
-            terms = frozenset({actor.normalized}) | _coordinated(morphemes, max(k for k in range(i) if morphemes[k] is actor))
+            at = max(k for k in range(i) if morphemes[k] is actor)
+            terms = frozenset({actor.normalized}) | _coordinated(morphemes, at)
             acts.append(Act(m.normalized, actor.surface, terms, m.surface))
     return acts
 
@@ -129,7 +130,9 @@ def _passive(morphemes: tuple[Morpheme, ...], i: int) -> bool:
     following = morphemes[i + 1 : i + 3]
     if following and following[0].normalized == "為る":
         following = following[1:]
-    return bool(following) and following[0].pos == "助動詞" and following[0].normalized in _PASSIVE_AUX
+    return (
+        bool(following) and following[0].pos == "助動詞" and following[0].normalized in _PASSIVE_AUX
+    )
 
 
 def _coordinated(morphemes: tuple[Morpheme, ...], k: int) -> frozenset[str]:

@@ -23,8 +23,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from evidence import reasons as why
 from evidence import japanese, verifier, wordnet
+from evidence import reasons as why
 from evidence.actors import actor_conflicts
 from evidence.claims import align
 from evidence.lexicon import (

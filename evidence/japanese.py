@@ -77,11 +77,11 @@ def _empty_terms(said: tuple[Morpheme, ...]) -> frozenset[str]:
     found = set()
     for i, m in enumerate(said):
         form = m.normalized.lower()
-        if m.pos == "接頭辞" and form in _HONORIFIC:
-            found.add(form)
-        elif m.pos == "接尾辞" and (
+        honorific = m.pos == "接頭辞" and form in _HONORIFIC
+        plural_or_counter = m.pos == "接尾辞" and (
             form in _PLURAL or (i > 0 and said[i - 1].pos_detail == "数詞")
-        ):
+        )
+        if honorific or plural_or_counter:
             found.add(form)
     return frozenset(found)
 
@@ -153,9 +153,7 @@ def _head_of(term: str, heard: tuple[Morpheme, ...]) -> bool:
     """Whether a noun of the span ends in the claim's noun: a Japanese compound names a kind of
     its last part (マグカップ is a カップ, 野鳥 a 鳥, 深皿 a 皿), so the claim says less."""
     return any(
-        m.pos == "名詞"
-        and len(m.normalized) > len(term)
-        and m.normalized.lower().endswith(term)
+        m.pos == "名詞" and len(m.normalized) > len(term) and m.normalized.lower().endswith(term)
         for m in heard
     )
 
@@ -212,9 +210,9 @@ def _moods(morphemes: tuple[Morpheme, ...]) -> set[str]:
     found = {m.normalized for m in morphemes if m.pos == "助動詞"} & _MOOD
     for i, m in enumerate(morphemes[:-1]):
         # A verb in its volitional form before と (止まろうとする): about to, not done.
-        if m.pos == "動詞" and m.surface != m.normalized and m.surface.endswith("う"):
-            if morphemes[i + 1].surface == "と":
-                found.add("ようとする")
+        volitional = m.surface != m.normalized and m.surface.endswith("う")
+        if m.pos == "動詞" and volitional and morphemes[i + 1].surface == "と":
+            found.add("ようとする")
     return found
 
 
@@ -230,8 +228,11 @@ def unseen_differences(statement: str, span: str) -> list[str]:
     lacking = [
         m.surface
         for m in said
-        if (m.normalized in _OPPOSITE_POSITIONS and m.normalized not in heard_forms
-            and _OPPOSITE_POSITIONS[m.normalized] in heard_forms)
+        if (
+            m.normalized in _OPPOSITE_POSITIONS
+            and m.normalized not in heard_forms
+            and _OPPOSITE_POSITIONS[m.normalized] in heard_forms
+        )
         or (m.normalized in _SIZES and not heard_forms.isdisjoint(_SIZES[m.normalized]))
         or (m.normalized in _MANY and not heard_forms.isdisjoint(_FEW))
         or (m.normalized in _FEW and not heard_forms.isdisjoint(_MANY))
