@@ -43,6 +43,13 @@ _PLACED = "置く"
 # Words for "many" (Sudachi normal forms), one meaning whichever the span uses: the synonym
 # dictionary puts 沢山 and 大勢 in groups that never expand from them.
 _MANY = frozenset({"多く", "多い", "沢山", "大勢", "多数", "数多く", "大量", "一杯"})
+# A word of the claim -> words of the span that name a kind of it (hyponyms a claim may say
+# less than): the synonym dictionary holds equals, not kinds. 女 and 男 as in 女の人 / 男の人.
+_KINDS_OF = {
+    "子供": frozenset({"少年", "少女", "男の子", "女の子", "男児", "女児", "幼児", "赤ちゃん"}),
+    "女": frozenset({"女性", "少女", "女の子", "女児", "婦人"}),
+    "男": frozenset({"男性", "少年", "男の子", "男児"}),
+}
 # Words for "beside" (normal forms: わき is 脇), as above: the dictionary has no
 # group for them.
 _BESIDE = frozenset({"横", "隣", "そば", "側", "傍", "脇", "傍ら"})
@@ -66,6 +73,7 @@ def said_otherwise(terms: set[str], statement: str, span: str) -> set[str]:
         or _written_otherwise(t, said, heard)
         or (t in _MANY and bool(_MANY & heard_terms))
         or (t in _BESIDE and bool(_BESIDE & heard_terms))
+        or bool(_KINDS_OF.get(t, frozenset()) & heard_terms)
         or _colour(t, heard_terms)
         or _head_of(t, heard)
     }
