@@ -170,26 +170,41 @@ def _written_otherwise(term: str, said: tuple[Morpheme, ...], heard: tuple[Morph
     """Whether the span writes the claim's word in kana where the claim has kanji, or the
     other way round (たって / 立って, イス / 椅子): the same reading and part of speech, one
     side all kana. Sudachi's normal form folds the variants its dictionary lists; this folds
-    the rest of the orthographic variants."""
+    the rest of the orthographic variants. An inflected verb reads otherwise in each form
+    (おか-れる, 置い-て), so dictionary forms are compared by their readings too (おく / 置く)."""
     mine = [m for m in said if m.normalized.lower() == term and m.reading]
-    return any(
-        other.pos == m.pos
-        and (
-            (other.reading == m.reading and _one_in_kana(other.surface, m.surface))
-            # An inflected verb reads otherwise in each form (おか-れる, 置い-て): compare
-            # the dictionary forms (おく / 置く).
-            or (
-                _one_in_kana(other.normalized, m.normalized)
-                and _reading(other.normalized) == _reading(m.normalized)
-            )
-        )
-        for m in mine
-        for other in heard
-    )
+    if not mine:
+        return False
+    any_script, kana_only = _readings(heard)
+    for m in mine:
+        for key, written in (
+            ((m.pos, m.reading), m.surface),
+            ((m.pos, _reading(m.normalized)), m.normalized),
+        ):
+            if key[1] and key in (any_script if _is_kana(written) else kana_only):
+                return True
+    return False
 
 
-def _one_in_kana(a: str, b: str) -> bool:
-    return bool(_KANA.fullmatch(a) or _KANA.fullmatch(b))
+@lru_cache(maxsize=4096)
+def _readings(
+    heard: tuple[Morpheme, ...],
+) -> tuple[frozenset[tuple[str, str]], frozenset[tuple[str, str]]]:
+    """(part of speech, reading) of each morpheme of the span, as written and as its dictionary
+    form: all of them, and those written in kana only."""
+    any_script: set[tuple[str, str]] = set()
+    kana_only: set[tuple[str, str]] = set()
+    for m in heard:
+        for reading, written in ((m.reading, m.surface), (_reading(m.normalized), m.normalized)):
+            if reading:
+                any_script.add((m.pos, reading))
+                if _is_kana(written):
+                    kana_only.add((m.pos, reading))
+    return frozenset(any_script), frozenset(kana_only)
+
+
+def _is_kana(text: str) -> bool:
+    return _KANA.fullmatch(text) is not None
 
 
 @lru_cache(maxsize=16384)
