@@ -33,7 +33,10 @@ def verdict(claim: str, evidence: str) -> str:
         # a kanji numeral before a counter is a number: 2階建て / 二階建て
         ("赤い2階建てバスが停まっています。", "赤い二階建てバスが停まっています。"),
         # 人 for a person the span names
-        ("フリスビーを持ってジャンプしている人がいます。", "男性がフリスビーを持ってジャンプしています。"),
+        (
+            "フリスビーを持ってジャンプしている人がいます。",
+            "男性がフリスビーを持ってジャンプしています。",
+        ),
         # words for "many"
         ("空港の通路にたくさんの人が歩いています。", "空港の通路を多くの人が歩いています。"),
         # words for "beside"
