@@ -37,6 +37,8 @@ def verdict(claim: str, evidence: str) -> str:
             "フリスビーを持ってジャンプしている人がいます。",
             "男性がフリスビーを持ってジャンプしています。",
         ),
+        # a kind of what the claim names: 少年 are 子供
+        ("芝生で野球をしている子供たちがいます。", "芝生で少年たちが野球をしています。"),
         # words for "many"
         ("空港の通路にたくさんの人が歩いています。", "空港の通路を多くの人が歩いています。"),
         # words for "beside"
