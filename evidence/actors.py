@@ -111,10 +111,37 @@ def _japanese(text: str) -> list[Act]:
                 Act(m.normalized, before.surface, frozenset({before.normalized}), m.surface)
             )
             continue
+        if _passive(morphemes, i):
+            continue  # 肉が盛られている: が marks what is acted on, not who acts
         actor = _marked_actor(morphemes, i)
         if actor is not None:
-            acts.append(Act(m.normalized, actor.surface, frozenset({actor.normalized}), m.surface))
+            at = max(k for k in range(i) if morphemes[k] is actor)
+            terms = frozenset({actor.normalized}) | _coordinated(morphemes, at)
+            acts.append(Act(m.normalized, actor.surface, terms, m.surface))
     return acts
+
+
+_PASSIVE_AUX = frozenset({"れる", "られる"})
+
+
+def _passive(morphemes: tuple[Morpheme, ...], i: int) -> bool:
+    """Whether the verb at i is passive: れる / られる after it (盛られる), or after the する
+    of a verbal noun (承認される)."""
+    following = morphemes[i + 1 : i + 3]
+    if following and following[0].normalized == "為る":
+        following = following[1:]
+    return (
+        bool(following) and following[0].pos == "助動詞" and following[0].normalized in _PASSIVE_AUX
+    )
+
+
+def _coordinated(morphemes: tuple[Morpheme, ...], k: int) -> frozenset[str]:
+    """The nouns joined to the actor at k by と / や (野菜と肉が: both act)."""
+    found = set()
+    while k >= 2 and morphemes[k - 1].surface in ("と", "や") and morphemes[k - 2].pos == "名詞":
+        k -= 2
+        found.add(morphemes[k].normalized)
+    return frozenset(found)
 
 
 def _marked_actor(morphemes: tuple[Morpheme, ...], i: int) -> Morpheme | None:

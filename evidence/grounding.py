@@ -23,8 +23,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from evidence import japanese, verifier, wordnet
 from evidence import reasons as why
-from evidence import verifier, wordnet
 from evidence.actors import actor_conflicts
 from evidence.claims import align
 from evidence.lexicon import (
@@ -594,6 +594,7 @@ def rule_verdict(claim: str, paragraph: str, *, similarity: float | None = None)
     number_terms = set(content_terms(" ".join(q.surface for q in claim_numbers)))
     key_terms = {t for t in claim_terms if not t[0].isdigit()} - number_terms
     covered = key_terms & paragraph_terms
+    covered |= japanese.said_otherwise(key_terms - covered, statement, paragraph)
     coverage = len(covered) / len(key_terms) if key_terms else 1.0
     threshold = COVERAGE_MIN
     if similarity is not None and similarity >= SIMILARITY_RESCUE:
@@ -800,12 +801,12 @@ def _lacking(statement: str, paragraph: str, claim_numbers: list[Quantity]) -> l
         absent = {
             t for t in key_terms - span_terms if not _said_alike(t, surfaces.get(t, t), span_terms)
         }
-        if absent and not statement.isascii():
-            absent = {t for t in absent if not _written_otherwise(t, statement, span)}
+        absent -= japanese.said_otherwise(absent, statement, span)
         lacking = _surface_words(absent, statement, [])
         lacking += [str(q) for q in absent_numbers]
         lacking += sorted(scope - span_scope)
         lacking += _limits_left_out(claim_numbers, span)
+        lacking += japanese.unseen_differences(statement, span)
         if negations % 2 != span_negations % 2 and "not" not in lacking:
             lacking.append(why.say(why.POLARITY_DIFFERS))
         if not lacking:
@@ -870,28 +871,6 @@ def _limits_left_out(claim_numbers: list[Quantity], span: str) -> list[str]:
         for q in extract_numbers(span)
         if q.bound in _LIMITING_BOUNDS and q.value not in values
     ]
-
-
-_KANA = re.compile(r"[\u3041-\u309f\u30a0-\u30ffー]+")
-
-
-def _written_otherwise(term: str, statement: str, span: str) -> bool:
-    """Whether the span writes the claim's Japanese word in kana where the claim has kanji,
-    or the other way round (たって / 立って, イス / 椅子): the same reading and part of
-    speech, one side all kana. Sudachi's normal form folds the variants its dictionary
-    lists; this folds the rest of the orthographic variants a verified claim may use."""
-    said = [m for m in span_morphemes(statement) if m.normalized.lower() == term and m.reading]
-    if not said:
-        return False
-    for other in span_morphemes(span):
-        for mine in said:
-            if (
-                other.reading == mine.reading
-                and other.pos == mine.pos
-                and (_KANA.fullmatch(other.surface) or _KANA.fullmatch(mine.surface))
-            ):
-                return True
-    return False
 
 
 # The restriction and condition words (evidence.lexicon says what each kind must meet).

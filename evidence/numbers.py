@@ -231,7 +231,10 @@ _NUMBER = re.compile(
     rf"|\s*(?P<pct>{_alternation(_PERCENT_WORDS)})"
     rf"|\s*(?P<cur>{_alternation(w for w in _CURRENCY_WORDS if w not in '$¥€£')})"
     rf"|\s*(?P<unit>{_alternation(_UNITS)})"
-    rf"|\s*(?P<counter>条|項|号|章|節|社|台|個|枚|部門|以上|以下|未満|超|まで|を超))?"
+    rf"|\s*(?P<counter>条|項|号|章|節|社|台|個|枚|部門|以上|以下|未満|超|まで|を超"
+    # Japanese counters of things and animals (二階建て, 一頭, 四つ): a kanji numeral before
+    # one is a number as its digits are.
+    rf"|階|頭|匹|羽|本|冊|機|隻|つ))?"
 )
 _DIGITS_AND_SCALE = re.compile(rf"(\d[\d,]*(?:\.\d+)?)\s*({_alternation(_SCALES)})\b")
 _NUMBER_WORD_LIST = """
@@ -249,6 +252,7 @@ _NUMERAL = re.compile(rf"[\d{_KANJI_DIGITS}]")
 # in case), 数百 (several hundred: no definite value).
 _NOT_NUMBERS = (
     "十分",
+    "一本化",
     "万一",
     "一般",
     "一部",
