@@ -346,17 +346,18 @@ def citation(item: Mapping[str, Any], titles: Mapping[tuple[int, int], str]) -> 
     """How a page names a cited paragraph: its document's title (as of the cited version),
     version and paragraph number, and a link to that paragraph on the document's page
     (`titles`: selectors.cited_titles). A fabricated citation, or one without a version,
-    links nowhere; a title not found reads "document N"."""
+    links nowhere; without a title found it reads "document N" (`unnamed`)."""
     document, version, paragraph = item.get("document"), item.get("version"), item.get("paragraph")
     if document is None:
-        return {"title": "", "href": ""}
+        return {"title": "", "unnamed": "", "href": ""}
     title = titles.get((int(document), int(version))) if version is not None else None
     href = ""
     if version is not None and paragraph is not None and not item.get("fabricated"):
         base = reverse("document-page", args=[int(document)])
         href = f"{base}?{urlencode({'version': int(version)})}#p{int(paragraph)}"
     return {
-        "title": title or gettext("document %(id)s") % {"id": document},
+        "title": title or "",
+        "unnamed": "" if title else gettext("document %(id)s") % {"id": document},
         "href": href,
     }
 
