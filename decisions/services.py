@@ -1346,23 +1346,117 @@ def decision_assign(*, decision_id: int, user: User, assignee: str | None) -> De
     return decision
 
 
+BULK_ACTIONS = ("release", "assign", "approve", "reject")
+BULK_DONE = "ok"
+# An approval recorded in bulk on a decision whose zone needs more than one: it waits on.
+BULK_RECORDED = "recorded"
+
+
+def engine_choice_of(claim: Mapping[str, Any]) -> str:
+    """The engine's word on one claim of a report, as the decision page presets the claim's
+    toggle (gates.presenters.engine_choice): "yes" verified, "no" refuted, "" a claim it
+    could not verify (or whose evidence contradicts itself), which waits for a person."""
+    if claim.get("contradicted"):
+        return ""
+    verdict = claim.get("verdict")
+    if verdict in ("verified", "refuted", "unverified"):
+        return {"verified": "yes", "refuted": "no"}.get(str(verdict), "")
+    return "yes" if claim.get("supported") else "no"
+
+
+def bulk_refusal(decision: Decision, user: User, action: str) -> str | None:
+    """Why `action` ("approve" or "reject") may not be taken on `decision` from the queue's
+    bulk form, without opening it; None when it may. Never a bulk approval of an answer with
+    a refuted claim, nor any bulk verdict while a claim waits for a person's own choice: the
+    single page asks for those, claim by claim."""
+    if not has_role(user, REVIEW_ROLES, Coordinate.parse(decision.zone)):
+        return gettext("not in your zones")
+    if decision.state != State.APPROVAL_REQUIRED:
+        return gettext("already decided (%(state)s)") % {"state": decision.get_state_display()}
+    body = decision.report.body if decision.report is not None else {}
+    choices = [engine_choice_of(c) for c in body.get("claims", [])]
+    refuted = [str(k + 1) for k, c in enumerate(choices) if c == "no"]
+    waiting = [str(k + 1) for k, c in enumerate(choices) if c == ""]
+    if action == "approve" and refuted:
+        return ngettext(
+            "claim %(n)s is refuted: an answer with a refuted claim is never approved in "
+            "bulk; open it to decide",
+            "claims %(n)s are refuted: an answer with a refuted claim is never approved in "
+            "bulk; open it to decide",
+            len(refuted),
+        ) % {"n": ", ".join(refuted)}
+    if waiting:
+        return ngettext(
+            "claim %(n)s is not verified and waits for your own choice: open it to decide",
+            "claims %(n)s are not verified and wait for your own choice: open it to decide",
+            len(waiting),
+        ) % {"n": ", ".join(waiting)}
+    if action == "reject" and not refuted:
+        return gettext("no claim is refuted: open it to say which claim is wrong")
+    if decision.proposed_by_id == user.pk:
+        return gettext("nobody approves or rejects a decision they proposed")
+    if action == "approve" and Approval.objects.filter(decision=decision, reviewer=user).exists():
+        return gettext("you approved it already; it needs a second approver who is not you")
+    return None
+
+
+def _bulk_verdict(decision: Decision, user: User, action: str, reason: str) -> str:
+    """One decision of a bulk approval or rejection, through the single page's services (the
+    same trail events, webhooks and checks): BULK_DONE, BULK_RECORDED or why not. A bulk
+    approval records no verdict per claim (the reviewer judged none of them one by one, and
+    calibration learns from those); a bulk rejection names the claims the engine refuted."""
+    refusal = bulk_refusal(decision, user, action)
+    if refusal is not None:
+        return refusal
+    if action == "approve":
+        done = decision_approve(decision_id=decision.pk, user=user, reason=reason)
+        return BULK_DONE if done.state != State.APPROVAL_REQUIRED else BULK_RECORDED
+    body = decision.report.body if decision.report is not None else {}
+    wrong = [
+        {"index": k, "supported": False, "note": ""}
+        for k, claim in enumerate(body.get("claims", []))
+        if engine_choice_of(claim) == "no"
+    ]
+    decision_reject(decision_id=decision.pk, user=user, reason=reason, claims=wrong)
+    return BULK_DONE
+
+
 def decisions_bulk(
-    *, decision_ids: Sequence[int], user: User, action: str, assignee: str | None = None
+    *,
+    decision_ids: Sequence[int],
+    user: User,
+    action: str,
+    assignee: str | None = None,
+    reason: str = "",
 ) -> dict[int, str]:
-    """Release or assign several decisions: for each, "ok" or why not."""
-    if action not in ("release", "assign"):
-        raise ApplicationError(gettext("action must be release or assign"), field="action")
+    """Release, assign, approve or reject several decisions: for each, BULK_DONE (an approval
+    still short of the zone's count: BULK_RECORDED) or why not. Each goes through the same
+    service as the single action, in its own transaction: one refused leaves the others."""
+    if action not in BULK_ACTIONS:
+        raise ApplicationError(
+            gettext("action must be release, assign, approve or reject"), field="action"
+        )
+    if action == "reject":
+        reason = _require_reason(reason)  # asked once, before any decision is touched
     outcome: dict[int, str] = {}
-    for decision_id in dict.fromkeys(decision_ids):
+    ids = list(dict.fromkeys(decision_ids))
+    found = {d.pk: d for d in Decision.objects.select_related("report").filter(pk__in=ids)}
+    for decision_id in ids:
         try:
             if action == "release":
                 decision_release(decision_id=decision_id, user=user)
-            else:
+            elif action == "assign":
                 decision_assign(decision_id=decision_id, user=user, assignee=assignee)
+            elif decision_id not in found:
+                outcome[decision_id] = gettext("not in your zones")
+                continue
+            else:
+                outcome[decision_id] = _bulk_verdict(found[decision_id], user, action, reason)
+                continue
         except ApplicationError as error:
             outcome[decision_id] = error.message
         else:
-            outcome[decision_id] = "ok"
+            outcome[decision_id] = BULK_DONE
     return outcome
 
 

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from decisions import periodic
 from decisions.models import PeriodicReview
-from gates import selectors
+from gates import presenters, selectors
 from gates.views import role_required
 from maria.errors import ApplicationError, NotFound
 
@@ -98,6 +98,13 @@ def periodic_item(request: HttpRequest, pk: int) -> HttpResponse:
         "queue/periodic.html",
         {
             "item": row,
+            # What the answer rested on: each claim with the paragraphs it cites, their text
+            # and a link to each in its document, not only the question and answer.
+            "claims": presenters.decision_claims(
+                review.decision,
+                selectors.cited_paragraphs(review.decision),
+                selectors.cited_titles(review.decision),
+            ),
             "note_limit": periodic.NOTE_LIMIT,
             "verdicts": VERDICTS,
             "verdict_names": VERDICT_NAMES,

@@ -52,6 +52,14 @@ class QueueRow:
     escalated_to_me: bool = False  # addressed to the viewer: sorted first, marked
     escalation: str = ""  # why it went up ("escalated from G1.U1.P1.Z1: overdue since ...")
     assigned_to: str = ""  # the reviewer it is assigned to, if any
+    # Approvals given so far (selectors.GivenApproval), of `approvals_needed` from different
+    # people: a half-approved row says "1 of 2" with the first approver and their reason.
+    approvals: tuple[Any, ...] = ()
+    approvals_needed: int = 1
+
+    @property
+    def first_approval(self) -> Any:
+        return self.approvals[0] if self.approvals else None
 
     @property
     def below_tau(self) -> bool:
@@ -140,6 +148,8 @@ def queue_rows(
                 escalated_to_me=bool(v.get("to_me")),
                 escalation=escalation_text(v["zone"], v.get("escalation")),
                 assigned_to=v.get("assigned_to__username") or "",
+                approvals=tuple(v.get("approvals") or ()),
+                approvals_needed=max(int(v.get("approvals_needed") or 1), 1),
             )
         )
     return result
@@ -332,11 +342,34 @@ def claims_awaiting_choice(body: Mapping[str, Any]) -> list[int]:
     ]
 
 
+def citation(item: Mapping[str, Any], titles: Mapping[tuple[int, int], str]) -> dict[str, Any]:
+    """How a page names a cited paragraph: its document's title (as of the cited version),
+    version and paragraph number, and a link to that paragraph on the document's page
+    (`titles`: selectors.cited_titles). A fabricated citation, or one without a version,
+    links nowhere; without a title found it reads "document N" (`unnamed`)."""
+    document, version, paragraph = item.get("document"), item.get("version"), item.get("paragraph")
+    if document is None:
+        return {"title": "", "unnamed": "", "href": ""}
+    title = titles.get((int(document), int(version))) if version is not None else None
+    href = ""
+    if version is not None and paragraph is not None and not item.get("fabricated"):
+        base = reverse("document-page", args=[int(document)])
+        href = f"{base}?{urlencode({'version': int(version)})}#p{int(paragraph)}"
+    return {
+        "title": title or "",
+        "unnamed": "" if title else gettext("document %(id)s") % {"id": document},
+        "href": href,
+    }
+
+
 def decision_claims(
-    decision: Decision, texts: Mapping[tuple[int, int, int], str]
+    decision: Decision,
+    texts: Mapping[tuple[int, int, int], str],
+    titles: Mapping[tuple[int, int], str] | None = None,
 ) -> list[dict[str, Any]]:
-    """The report's claims with each evidence item's paragraph cut around its span; `texts`
-    are the cited paragraphs (`selectors.cited_paragraphs`)."""
+    """The report's claims with each evidence item's paragraph cut around its span and its
+    citation named (`citation`); `texts` are the cited paragraphs
+    (`selectors.cited_paragraphs`), `titles` their versions' titles."""
     body = decision.report.body if decision.report is not None else {}
     claims: list[dict[str, Any]] = [dict(c) for c in body.get("claims", [])]
     if not claims:
@@ -359,6 +392,7 @@ def decision_claims(
             if item.get("dropped") in item["reasons"]:
                 item["dropped"] = ""
             item["veto"] = VETO_LABELS.get(str(item.get("vetoed_by") or ""), "")
+            item["source"] = citation(item, titles or {})
             key = (item.get("document"), item.get("version"), item.get("paragraph"))
             text = texts.get(key) if None not in key else None  # type: ignore[arg-type]
             cited = item.get("cited") or {}

@@ -29,8 +29,8 @@ from coordinates.selectors import (
     within,
 )
 from decisions.events import Kind
-from decisions.models import Decision, State
-from evidence.models import Paragraph, ValidationReport
+from decisions.models import Approval, Decision, State
+from evidence.models import DocumentVersion, Paragraph, ValidationReport
 from gates.grading import StoredScore, WhatIf
 from gates.whatif import ZoneReplay, stored_score, whatif_zones
 from graph.models import GraphNode, GraphRiskFlag, RiskFlagStatus
@@ -70,23 +70,40 @@ def decision_for(user: AnyUser, pk: int, roles: Iterable[str]) -> Decision:
 
 
 QUEUE_STATES = ("", "unclaimed", "claimed", "mine", "assigned", "escalated", "to_me")
+# The queue's orders: "" (escalated to the viewer first, then soonest due) and the others a
+# reviewer asks for by name in the address; each ends on the id so a shared link lists alike.
+QUEUE_SORTS: dict[str, tuple[str, ...]] = {
+    "": ("-to_me", "due_at", "pk"),
+    "oldest": ("created_at", "pk"),
+    "newest": ("-created_at", "-pk"),
+    "sufficiency": ("sufficiency", "due_at", "pk"),
+    "zone": ("zone", "due_at", "pk"),
+}
 
 
 @dataclass(frozen=True, slots=True)
 class QueueFilters:
+    """What the queue shows, as its address says it (`?zone=...&sort=...`): a view shared
+    as a link opens the same for the colleague, and the live reload asks with the same."""
+
     zone: str = ""
     gate: str = ""
     state: str = ""  # one of QUEUE_STATES
     q: str = ""
+    assignee: str = ""  # a username; "-" for decisions assigned to nobody
+    sort: str = ""  # one of QUEUE_SORTS
 
     @classmethod
     def from_query(cls, query: Any) -> QueueFilters:
         state = str(query.get("state", "")).strip()
+        sort = str(query.get("sort", "")).strip()
         return cls(
             zone=str(query.get("zone", "")).strip()[:64],
             gate=str(query.get("gate", "")).strip()[:16],
             state=state if state in QUEUE_STATES else "",
             q=str(query.get("q", "")).strip()[:200],
+            assignee=str(query.get("assignee", "")).strip()[:150],
+            sort=sort if sort in QUEUE_SORTS else "",
         )
 
     def as_query(self) -> dict[str, str]:
@@ -97,6 +114,8 @@ class QueueFilters:
                 ("gate", self.gate),
                 ("state", self.state),
                 ("q", self.q),
+                ("assignee", self.assignee),
+                ("sort", self.sort),
             )
             if v
         }
@@ -123,6 +142,10 @@ def _waiting(user: AnyUser, filters: QueueFilters) -> QuerySet[Decision]:
         rows = rows.exclude(escalated_to="")
     elif filters.state == "to_me":
         rows = rows.filter(escalated_to_me(user))
+    if filters.assignee == "-":
+        rows = rows.filter(assigned_to__isnull=True)
+    elif filters.assignee:
+        rows = rows.filter(assigned_to__username=filters.assignee)
     if filters.q:
         rows = rows.filter(Q(question__icontains=filters.q) | Q(answer__icontains=filters.q))
     return rows
@@ -175,12 +198,13 @@ def queue_values(
     user: AnyUser, filters: QueueFilters, *, limit: int | None = None
 ) -> list[dict[str, Any]]:
     """Decisions waiting for a person in the user's zones, those escalated to the user first,
-    then soonest due first: one dict of the columns a queue row shows per decision
-    (`presenters.queue_rows` makes the rows), an escalated one's with its `escalation`."""
+    then soonest due first (or in the filters' `sort`): one dict of the columns a queue row
+    shows per decision (`presenters.queue_rows` makes the rows), an escalated one's with its
+    `escalation`, a half-approved one's with its `approvals` so far (oldest first)."""
     values: list[dict[str, Any]] = list(
         _waiting(user, filters)
         .annotate(to_me=Case(When(escalated_to_me(user), then=1), default=0))
-        .order_by("-to_me", "due_at", "pk")
+        .order_by(*QUEUE_SORTS[filters.sort])
         .values(
             "pk",
             "zone",
@@ -203,9 +227,95 @@ def queue_values(
         )[: limit or QUEUE_LIMIT]
     )
     notes = escalations([v["pk"] for v in values if v["escalated_to"]])
+    given = approvals_of([v["pk"] for v in values])
+    needed = approvals_needed({v["zone"] for v in values if v["pk"] in given})
     for v in values:
         v["escalation"] = notes.get(v["pk"])
+        v["approvals"] = given.get(v["pk"], [])
+        v["approvals_needed"] = needed.get(v["zone"], 1)
     return values
+
+
+@dataclass(frozen=True, slots=True)
+class GivenApproval:
+    """One approval a decision still waiting has: by whom, why, when."""
+
+    reviewer: str
+    reason: str
+    at: datetime
+
+
+def approvals_of(decision_ids: Iterable[int]) -> dict[int, list[GivenApproval]]:
+    """The approvals given so far to each decision, oldest first: one query."""
+    ids = list(decision_ids)
+    if not ids:
+        return {}
+    rows = (
+        Approval.objects.filter(decision_id__in=ids)
+        .order_by("pk")
+        .values_list("decision_id", "reviewer__username", "reason", "created_at")
+    )
+    given: dict[int, list[GivenApproval]] = {}
+    for decision_id, reviewer, reason, at in rows:
+        given.setdefault(decision_id, []).append(GivenApproval(reviewer, reason, at))
+    return given
+
+
+def approvals_needed(zones: Iterable[str]) -> dict[str, int]:
+    """How many approvals from different people each zone's policy asks for now."""
+    return {z: effective_policy(parse(z)).values.approvals_required for z in set(zones)}
+
+
+# --- the reviewer's day -------------------------------------------------------------------
+
+# A person's act that decides (or, for one of several approvals, counts toward deciding).
+_MY_VERDICTS = (
+    Kind.DECISION_APPROVED,
+    Kind.DECISION_APPROVAL_RECORDED,
+    Kind.DECISION_FAILED,
+    Kind.DECISION_OVERRIDDEN,
+)
+# The acts that end a decision: what "decided today" counts in the queue's progress.
+_ENDING = (Kind.DECISION_APPROVED, Kind.DECISION_FAILED, Kind.DECISION_OVERRIDDEN)
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewerDay:
+    """The queue header's counts: what the reviewer decided today and this week (local
+    time, the week from Monday), and of today's work in their zones, `done` of `total` (the
+    decisions people ended today, plus those waiting now)."""
+
+    mine_today: int
+    mine_week: int
+    done: int
+    total: int
+
+
+def day_and_week_start(now: datetime) -> tuple[datetime, datetime]:
+    """Midnight today and midnight of this week's Monday, in the site's time zone."""
+    local = timezone.localtime(now)
+    day = local.replace(hour=0, minute=0, second=0, microsecond=0)
+    return day, day - timedelta(days=local.weekday())
+
+
+def reviewer_day(user: AnyUser, *, waiting: int, now: datetime | None = None) -> ReviewerDay:
+    """The counts of `ReviewerDay`; `waiting` is the queue's unfiltered total."""
+    day, week = day_and_week_start(now or timezone.now())
+    people = TrailEvent.objects.exclude(actor=ledger.SYSTEM).exclude(decision_id=None)
+    mine = people.filter(actor=user.get_username(), kind__in=list(_MY_VERDICTS))
+    in_zones = Decision.objects.filter(within(scopes_of(user, REVIEW_ROLES))).values("pk")
+    done = (
+        people.filter(kind__in=list(_ENDING), created_at__gte=day, decision_id__in=in_zones)
+        .values("decision_id")
+        .distinct()
+        .count()
+    )
+    return ReviewerDay(
+        mine_today=mine.filter(created_at__gte=day).values("decision_id").distinct().count(),
+        mine_week=mine.filter(created_at__gte=week).values("decision_id").distinct().count(),
+        done=done,
+        total=done + waiting,
+    )
 
 
 # --- escalations ---------------------------------------------------------------------------
@@ -273,6 +383,17 @@ def queue_zones(user: AnyUser) -> list[str]:
     return list(zones.values_list("coordinate", flat=True))
 
 
+def queue_assignees(user: AnyUser) -> list[str]:
+    """Who the waiting decisions in the user's zones are assigned to, for the filter."""
+    names = (
+        _waiting(user, QueueFilters())
+        .exclude(assigned_to=None)
+        .values_list("assigned_to__username", flat=True)
+        .distinct()
+    )
+    return sorted(set(names))
+
+
 # --- risk hotspots awaiting the user's review ----------------------------------------------
 
 
@@ -331,6 +452,26 @@ def cited_paragraphs(decision: Decision) -> dict[tuple[int, int, int], str]:
     (fabricated citations aside), for `presenters.decision_claims`."""
     body = decision.report.body if decision.report is not None else {}
     return _paragraph_texts(e for c in body.get("claims", []) for e in c.get("evidence", []))
+
+
+def cited_titles(decision: Decision) -> dict[tuple[int, int], str]:
+    """(document, version) -> the title of that version, for every version the report's
+    claims and contradictions cite: a citation reads "Travel policy v2 ¶3", not a number."""
+    body = decision.report.body if decision.report is not None else {}
+    items = [e for c in body.get("claims", []) for e in c.get("evidence", [])]
+    items += [i for c in body.get("contradictions", []) for i in c.get("items", [])]
+    keys = {
+        (int(i["document"]), int(i["version"]))
+        for i in items
+        if i.get("document") is not None and i.get("version") is not None
+    }
+    if not keys:
+        return {}
+    q = Q(pk__in=[])
+    for document, version in keys:
+        q |= Q(document_id=document, version=version)
+    rows = DocumentVersion.objects.filter(q).values_list("document_id", "version", "title")
+    return {(d, v): title for d, v, title in rows}
 
 
 def decision_events(decision: Decision) -> list[TrailEvent]:

@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -109,43 +109,82 @@ def queue(request: HttpRequest) -> HttpResponse:
         saved=SavedFilter.objects.filter(user__pk=int(request.user.pk or 0)),
         risk_flags=_risk_flags(request.user),
         note_limit=NOTE_LIMIT,
+        reason_limit=services.REASON_LIMIT,
         # Answers already given whose cited text has changed since: work of this queue too.
         rereviews_open=rereview.rereviews_for(request.user).count(),  # type: ignore[arg-type]
+        day=selectors.reviewer_day(
+            request.user, waiting=selectors.queue_total(request.user, selectors.QueueFilters())
+        ),
+        sorts=[
+            ("", _("escalated to me, then due first")),
+            ("oldest", _("oldest first")),
+            ("newest", _("newest first")),
+            ("sufficiency", _("weakest sufficiency first")),
+            ("zone", _("by zone")),
+        ],
+        # who the waiting decisions are assigned to, the viewer, and whoever a shared link names
+        assignees=sorted(
+            {*selectors.queue_assignees(request.user), request.user.get_username()}
+            | ({context["filters"].assignee} - {"", "-"})
+        ),
     )
     return render(request, "queue/queue.html", context)
+
+
+def _back_to_queue(request: HttpRequest) -> HttpResponse:
+    """The queue as the reviewer was looking at it: the filters the bulk form carried along,
+    read as the queue reads its address (anything else is dropped)."""
+    filters = selectors.QueueFilters.from_query(QueryDict(request.POST.get("filters", "")))
+    query = urlencode(filters.as_query())
+    return redirect(f"{reverse('queue')}?{query}" if query else reverse("queue"))
 
 
 @require_POST
 @role_required(selectors.REVIEW_ROLES)
 def queue_bulk(request: HttpRequest) -> HttpResponse:
-    """Release or assign the decisions ticked in the queue; says how many and why not."""
+    """Release, assign, approve or reject the decisions ticked in the queue; says, for each,
+    done or why not."""
     ids = [int(v) for v in request.POST.getlist("decisions") if v.isdigit()][:200]
     action = request.POST.get("action", "")
     if not ids:
         # Apply with nothing ticked once said nothing at all: say what is missing.
         messages.error(request, _("Tick the decisions to apply this to: none was ticked."))
-        return redirect("queue")
+        return _back_to_queue(request)
     try:
         outcome = services.decisions_bulk(
             decision_ids=ids,
             user=request.user,  # type: ignore[arg-type]  # role_required
             action=action,
             assignee=_assignee(request.POST.get("assignee", "")),
+            reason=request.POST.get("reason", ""),
         )
     except ApplicationError as error:
         messages.error(request, error.message)
-        return redirect("queue")
-    done = [pk for pk, said in outcome.items() if said == "ok"]
+        return _back_to_queue(request)
+    done = [pk for pk, said in outcome.items() if said == services.BULK_DONE]
     if done:
         messages.success(
             request,
             ngettext("%(n)s decision: done.", "%(n)s decisions: done.", len(done))
-            % {"n": len(done)},
+            % {"n": len(done)}
+            + " "
+            + ", ".join(f"#{pk}" for pk in done),
+        )
+    recorded = [pk for pk, said in outcome.items() if said == services.BULK_RECORDED]
+    if recorded:
+        messages.success(
+            request,
+            ngettext(
+                "%(ids)s: your approval is recorded; the zone needs another reviewer's too.",
+                "%(ids)s: your approvals are recorded; the zones need another reviewer's too.",
+                len(recorded),
+            )
+            % {"ids": ", ".join(f"#{pk}" for pk in recorded)},
         )
     for pk, said in outcome.items():
-        if said != "ok":
+        if said not in (services.BULK_DONE, services.BULK_RECORDED):
             messages.error(request, f"#{pk}: {said}")
-    return redirect("queue")
+    return _back_to_queue(request)
 
 
 @require_POST
@@ -210,7 +249,9 @@ def _claims_with_verdicts(decision: Decision) -> list[dict[str, Any]]:
     toggles send), the engine's choice for it (the toggle's preset:
     presenters.engine_choice) and the reviewers' recorded verdicts on it (`reviews`), oldest
     first."""
-    claims = presenters.decision_claims(decision, selectors.cited_paragraphs(decision))
+    claims = presenters.decision_claims(
+        decision, selectors.cited_paragraphs(decision), selectors.cited_titles(decision)
+    )
     reviews: dict[int, list[ClaimVerdict]] = {}
     for verdict in decision.claim_verdicts.select_related("reviewer").order_by("pk"):
         reviews.setdefault(verdict.claim, []).append(verdict)
@@ -219,6 +260,22 @@ def _claims_with_verdicts(decision: Decision) -> list[dict[str, Any]]:
         claim["engine_choice"] = presenters.engine_choice(str(claim.get("verdict", "")))
         claim["reviews"] = reviews.get(index, [])
     return claims
+
+
+def _contradictions(decision: Decision) -> list[dict[str, Any]]:
+    """The report's contradictions, each side's citation named and linked as the claims'."""
+    body = decision.report.body if decision.report is not None else {}
+    titles = selectors.cited_titles(decision)
+    return [
+        {
+            **pair,
+            "items": [
+                {**item, "source": presenters.citation(item, titles)}
+                for item in pair.get("items", [])
+            ],
+        }
+        for pair in body.get("contradictions", [])
+    ]
 
 
 # The states in which a decision is not yet decided: its page says what is to be done.
@@ -235,7 +292,7 @@ def decision_context(decision: Decision) -> dict[str, Any]:
     return {
         "decision": decision,
         "claims": _claims_with_verdicts(decision),
-        "contradictions": (report.body.get("contradictions", []) if report is not None else []),
+        "contradictions": _contradictions(decision),
         "bars": presenters.score_bars(decision),
         "policy": report.policy if report is not None else {},
         "events": selectors.decision_events(decision),

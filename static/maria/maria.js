@@ -77,6 +77,29 @@
     selected = all[index].getAttribute("data-id");
   }
 
+  // --- the filters in the address: a view of the queue is a link to share -------------------
+  // The filter form reloads only the rows; the address follows it (empty fields left out),
+  // so reloading, bookmarking or sending the link opens the same view, and the bulk form
+  // returns to it.
+  var filterForm = document.getElementById("queue-filters");
+  function shownQuery() {
+    var params = new URLSearchParams();
+    new FormData(filterForm).forEach(function (value, name) { if (value) params.append(name, value); });
+    return params.toString();
+  }
+  function syncAddress() {
+    var query = shownQuery();
+    var path = filterForm.getAttribute("action");
+    history.replaceState(history.state, "", query ? path + "?" + query : path);
+    var carried = document.getElementById("bulk-filters");
+    if (carried) carried.value = query;
+  }
+  if (filterForm) {
+    filterForm.addEventListener("change", syncAddress);
+    filterForm.addEventListener("input", syncAddress);
+    filterForm.addEventListener("submit", syncAddress);
+  }
+
   // --- saved filters: save what the filter form shows now -----------------------------------
   // The filter form reloads the rows without changing the address, so the save form's hidden
   // fields (rendered from the address) are copied from the filter form when it is sent.
