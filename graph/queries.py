@@ -197,9 +197,9 @@ def _failed_decision_rows(graph: GraphSnapshot, mask: BoolArray) -> BoolArray:
             Q(state=State.FAILED) | Q(gate=Gate.BLOCKED)
         )
         for pk, zone in bad.values_list("pk", "zone"):
-            row = ids.get((pk, zone))
-            if row is not None:
-                out[row] = True
+            hit = ids.get((pk, zone))
+            if hit is not None:
+                out[hit] = True
     return out
 
 
