@@ -159,7 +159,9 @@ def label_queries(first_query: float) -> None:
     report("  then embed labels (was: all of them again)", f"{after_reload:.2f} s")
     report("  saved against embedding every label again", f"{first_query - after_reload:.1f} s")
 
-    graph_store.node_ensure(key="node:3", node_type="decision", label="renamed entity")
+    graph_store.node_ensure(
+        key="node:3", node_type="decision", label="renamed entity", zone="G1.U1.P1.Z1"
+    )
     start = time.perf_counter()
     graph_store.snapshot(embed=True)
     report("query after one node is relabelled", f"{(time.perf_counter() - start) * 1e3:.1f} ms")

@@ -19,6 +19,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.sessions.backends.base import SessionBase
+from django.utils.translation import gettext
 from rest_framework.exceptions import ParseError
 
 from coordinates.coordinate import Coordinate
@@ -149,7 +150,9 @@ class QueueConsumer(AsyncJsonWebsocketConsumer):
         logs one line: Channels' own reader raised, which dropped the socket without a close
         frame and logged a traceback per frame."""
         if text_data is None:
-            await self._refuse(CLOSE_UNSUPPORTED_DATA, "send JSON text frames, not binary ones")
+            await self._refuse(
+                CLOSE_UNSUPPORTED_DATA, gettext("send JSON text frames, not binary ones")
+            )
             return
         try:
             content = strict_loads(text_data)

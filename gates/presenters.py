@@ -214,14 +214,14 @@ class RiskFlagRow:
 
 
 def risk_flag_rows(
-    flags: Iterable[GraphRiskFlag], nodes: Mapping[str, tuple[str, str]]
+    flags: Iterable[GraphRiskFlag], nodes: Mapping[int, tuple[str, str]]
 ) -> list[RiskFlagRow]:
     """The flags of `selectors.risk_flags_for_review` with their nodes' type and label
     (`selectors.flagged_nodes`; a deleted node has none) and a link into the explorer."""
     explorer = reverse("graph-explorer")
     rows = []
     for flag in flags:
-        node_type, label = nodes.get(flag.key, (None, None))
+        node_type, label = nodes.get(flag.pk, (None, None))
         rows.append(
             RiskFlagRow(
                 id=flag.pk,

@@ -33,7 +33,8 @@ from decisions.models import Approval, Decision, State
 from evidence.models import DocumentVersion, Paragraph, ValidationReport
 from gates.grading import StoredScore, WhatIf
 from gates.whatif import ZoneReplay, stored_score, whatif_zones
-from graph.models import GraphNode, GraphRiskFlag, RiskFlagStatus
+from graph import queries as graph_queries
+from graph.models import GraphRiskFlag, RiskFlagStatus
 from maria.errors import NotFound
 from trail import ledger
 from trail.models import TrailEvent
@@ -414,14 +415,10 @@ def risk_flags_for_review(user: AnyUser, *, limit: int = RISK_LIMIT) -> list[Gra
     )
 
 
-def flagged_nodes(flags: Iterable[GraphRiskFlag]) -> dict[str, tuple[str, str]]:
-    """key -> (node type, label) of the flags' nodes that still exist."""
-    return {
-        key: (node_type, label)
-        for key, node_type, label in GraphNode.objects.filter(
-            key__in=[f.key for f in flags]
-        ).values_list("key", "node_type", "label")
-    }
+def flagged_nodes(flags: Iterable[GraphRiskFlag]) -> dict[int, tuple[str, str]]:
+    """flag id -> (node type, label) of the flags' nodes that still exist (each in the zone
+    its flag scanned: keys are unique per zone)."""
+    return {pk: (t, label) for pk, (_, t, label) in graph_queries.node_labels(list(flags)).items()}
 
 
 # --- a decision and what it cites ----------------------------------------------------------

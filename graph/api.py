@@ -339,9 +339,9 @@ def _flag_ref(flag: GraphRiskFlag | None) -> dict[str, Any] | None:
 
 
 def flag_json(
-    flag: GraphRiskFlag, nodes: dict[str, tuple[int, str, str]], may_resolve: bool
+    flag: GraphRiskFlag, nodes: dict[int, tuple[int, str, str]], may_resolve: bool
 ) -> dict[str, Any]:
-    node = nodes.get(flag.key)
+    node = nodes.get(flag.pk)
     return {
         "id": flag.pk,
         "zone": flag.zone,
@@ -392,7 +392,7 @@ class GraphRiskFlagsView(APIView):
         flags = queries.risk_flags(
             scopes=reader_scopes(request.user, request.auth), zone=zone, status=wanted
         )
-        nodes = queries.node_labels([f.key for f in flags])
+        nodes = queries.node_labels(flags)
         return Response(
             {"flags": [flag_json(f, nodes, services.may_resolve(request.user, f)) for f in flags]}
         )
@@ -423,7 +423,7 @@ class GraphRiskFlagResolveView(APIView):
         flag = services.graph_risk_resolve(
             flag_id=pk, user=_user(request), action=data["action"], note=data["note"]
         )
-        nodes = queries.node_labels([flag.key])
+        nodes = queries.node_labels([flag])
         return Response(flag_json(flag, nodes, may_resolve=False))
 
 
@@ -438,7 +438,7 @@ class ResponsibilityView(APIView):
         scopes = reader_scopes(request.user, request.auth)
         if zone is None or not in_scopes(zone, scopes):
             raise _not_found(gettext("no decision %(id)s") % {"id": pk})
-        return Response(queries.responsibility(key=f"decision:{pk}", scopes=scopes))
+        return Response(queries.responsibility(key=f"decision:{pk}", zone=zone, scopes=scopes))
 
 
 # --- nodes and edges -------------------------------------------------------------------------

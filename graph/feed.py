@@ -174,8 +174,15 @@ def _plan(facts: Sequence[DecisionFact]) -> _Plan:
     return plan
 
 
+def _planned(plan: _Plan, keys: list[str]) -> dict[str, GraphNode]:
+    """The stored nodes the plan means, by key: each in the zone the plan names for it (keys
+    are unique per zone, so a zone admin's "decision:12" of another zone is not this one)."""
+    rows = GraphNode.objects.filter(key__in=keys)
+    return {n.key: n for n in rows if n.zone == plan.nodes[n.key].zone}
+
+
 def _ensure_nodes(plan: _Plan, changes: list[tuple[str, dict[str, Any]]]) -> dict[str, GraphNode]:
-    existing = {n.key: n for n in GraphNode.objects.filter(key__in=list(plan.nodes))}
+    existing = _planned(plan, list(plan.nodes))
     missing = [key for key in plan.nodes if key not in existing]
     if missing:
         GraphNode.objects.bulk_create(
@@ -191,7 +198,7 @@ def _ensure_nodes(plan: _Plan, changes: list[tuple[str, dict[str, Any]]]) -> dic
             ],
             ignore_conflicts=True,  # another batch may create the same person or policy
         )
-        created = {n.key: n for n in GraphNode.objects.filter(key__in=missing)}
+        created = _planned(plan, missing)
         existing.update(created)
         changes.extend(("node", _node_data(created[key])) for key in missing if key in created)
     now = timezone.now()
@@ -200,16 +207,15 @@ def _ensure_nodes(plan: _Plan, changes: list[tuple[str, dict[str, Any]]]) -> dic
         if key in missing:
             continue
         merged = {**node.attributes, **wanted.attributes}
-        after = (wanted.node_type, wanted.label, wanted.zone or node.zone, merged)
-        if (node.node_type, node.label, node.zone, node.attributes) == after:
+        after = (wanted.node_type, wanted.label, merged)
+        if (node.node_type, node.label, node.attributes) == after:
             continue
-        node.node_type, node.label, node.zone, node.attributes = after
+        node.node_type, node.label, node.attributes = after
         # One UPDATE a node: a batch changes few, and bulk_update's CASE per column costs
         # more to build than the statements it saves.
         GraphNode.objects.filter(pk=node.pk).update(
             node_type=node.node_type,
             label=node.label,
-            zone=node.zone,
             attributes=node.attributes,
             updated_at=now,
         )

@@ -44,9 +44,14 @@ class EdgeOrigin(models.TextChoices):
 
 class GraphNode(models.Model):
     """An entity: a person or agent, a decision, an amount, a deadline, a document, a policy
-    or a risk. `key` names it stably ("decision:12", "agent:G1.U1.P1.Z1.A2")."""
+    or a risk. `key` names it stably within its zone ("decision:12", "agent:G1.U1.P1.Z1.A2").
 
-    key = models.CharField(max_length=200, unique=True)
+    Keys are unique per zone, not across the graph: two zones may each hold "risk:fraud", so
+    a zone admin's write never learns that another zone holds a key (a global key answered
+    409 for another zone's node and 201 for a free one). Shared nodes (zone "") are one
+    namespace of their own."""
+
+    key = models.CharField(max_length=200, db_index=True)
     node_type = models.CharField(max_length=16, choices=NodeKind.choices)
     label = models.CharField(max_length=300)
     # The zone it belongs to; blank for people and policies shared across zones.
@@ -58,6 +63,9 @@ class GraphNode(models.Model):
     class Meta:
         db_table = "evidence_graphnode"  # created under evidence; the name stays
         ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["zone", "key"], name="graph_node_unique_zone_key")
+        ]
 
     def __str__(self) -> str:
         return self.key

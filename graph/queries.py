@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -185,19 +186,23 @@ def _relevant_rows(
 
 
 def _failed_decision_rows(graph: GraphSnapshot, mask: BoolArray) -> BoolArray:
-    """Decision nodes of the engine's own decisions that failed or were blocked."""
-    ids: dict[int, int] = {}
+    """Decision nodes of the engine's own decisions that failed or were blocked: a node
+    "decision:12" is decision 12's only in decision 12's zone (keys are unique per zone, so
+    another zone may hold a node of that key, and must learn nothing of decision 12)."""
+    ids: dict[tuple[int, str], int] = {}
     for row in np.flatnonzero(mask).tolist():
         key = str(graph.keys[row])
         if key.startswith("decision:") and key[len("decision:") :].isdigit():
-            ids[int(key[len("decision:") :])] = row
+            ids[(int(key[len("decision:") :]), str(graph.zones[row]))] = row
     out = np.zeros(graph.n_rows, dtype=bool)
     if ids:
-        bad = Decision.objects.filter(pk__in=list(ids)).filter(
+        bad = Decision.objects.filter(pk__in={pk for pk, _ in ids}).filter(
             Q(state=State.FAILED) | Q(gate=Gate.BLOCKED)
         )
-        for pk in bad.values_list("pk", flat=True):
-            out[ids[pk]] = True
+        for pk, zone in bad.values_list("pk", "zone"):
+            hit = ids.get((pk, zone))
+            if hit is not None:
+                out[hit] = True
     return out
 
 
@@ -593,17 +598,31 @@ def _answer_text(
 # --- paths, responsibility, risk -------------------------------------------------------------
 
 
-def _row(graph: GraphSnapshot, ref: str, mask: BoolArray, field: str) -> int:
-    row = graph.row_of_key(ref)
-    if row is None and ref.isdigit():
+def _row(
+    graph: GraphSnapshot, ref: str, mask: BoolArray, field: str, zone: str | None = None
+) -> int:
+    """The row of the node `ref` names among those the reader sees: a key (unique per zone,
+    so only the reader's zones' nodes of that key count, or `zone`'s alone when given) or
+    an id."""
+    rows = [
+        row
+        for row in graph.rows_of_key(ref)
+        if mask[row] and (zone is None or graph.zones[row] == zone)
+    ]
+    if not rows and ref.isdigit():
         ids = graph.node_ids
-        row = ids.index(int(ref)) if int(ref) in ids else None
-    if row is None or not mask[row]:
-        raise NotFound(
-            f"no graph node {ref!r}",
+        rows = [ids.index(int(ref))] if int(ref) in ids else []
+        rows = [row for row in rows if mask[row]]
+    if not rows:
+        raise NotFound(gettext("no graph node %(key)s") % {"key": repr(ref)}, field=field)
+    if len(rows) > 1:
+        # A reader of several zones that each hold the key: which one is not for us to guess.
+        raise ApplicationError(
+            gettext("graph node key %(key)s names a node in %(count)s of your zones; give its id")
+            % {"key": repr(ref), "count": len(rows)},
             field=field,
         )
-    return row
+    return rows[0]
 
 
 def _causal_graph(graph: GraphSnapshot, mask: BoolArray) -> CausalGraph:
@@ -652,12 +671,12 @@ def best_path(
     }
 
 
-def responsibility(*, key: str, scopes: list[Coordinate] | None) -> dict[str, Any]:
-    """The subgraph of every strong chain leaving a decision (who proposed and approved it,
-    what it relied on, what constrained it), as nodes and edges ready to draw."""
+def responsibility(*, key: str, zone: str, scopes: list[Coordinate] | None) -> dict[str, Any]:
+    """The subgraph of every strong chain leaving a decision of `zone` (who proposed and
+    approved it, what it relied on, what constrained it), as nodes and edges ready to draw."""
     graph = snapshot()
     mask = visible_rows(graph, scopes)
-    start = _row(graph, key, mask, "decision")
+    start = _row(graph, key, mask, "decision", zone)
     causal = _causal_graph(graph, mask)
     sub = causal_subgraph(
         causal,
@@ -798,7 +817,25 @@ def risk_flags(
     return list(flags.order_by(open_first, "-created_at", "-pk")[:limit])
 
 
-def node_labels(keys: list[str]) -> dict[str, tuple[int, str, str]]:
-    """(id, type, label) of the nodes that still exist, by key (a flag outlives its node)."""
-    rows = GraphNode.objects.filter(key__in=keys).values_list("key", "pk", "node_type", "label")
-    return {key: (pk, node_type, label) for key, pk, node_type, label in rows}
+def node_labels(flags: Sequence[GraphRiskFlag]) -> dict[int, tuple[int, str, str]]:
+    """(id, type, label) of the flags' nodes that still exist, by flag id (a flag outlives its
+    node). A flag names its node by key within the zone it scanned: keys are unique per
+    zone, so the node is the zone's own, else one of a zone beneath it, else a shared one."""
+    rows = GraphNode.objects.filter(key__in={f.key for f in flags}).order_by("pk")
+    by_key: dict[str, list[tuple[int, str, str, str]]] = {}
+    for key, pk, zone, node_type, label in rows.values_list(
+        "key", "pk", "zone", "node_type", "label"
+    ):
+        by_key.setdefault(key, []).append((pk, zone, node_type, label))
+    found: dict[int, tuple[int, str, str]] = {}
+    for flag in flags:
+        ranked = sorted(
+            (0 if zone == flag.zone else 1 if zone.startswith(f"{flag.zone}.") else 2, pk)
+            for pk, zone, _, _ in by_key.get(flag.key, [])
+            if zone in (flag.zone, "") or zone.startswith(f"{flag.zone}.")
+        )
+        if ranked:
+            pk = ranked[0][1]
+            _, _, node_type, label = next(n for n in by_key[flag.key] if n[0] == pk)
+            found[flag.pk] = (pk, node_type, label)
+    return found

@@ -25,7 +25,6 @@ from django.utils.translation import gettext
 from numpy.typing import NDArray
 
 from coordinates.coordinate import Coordinate, CoordinateError
-from coordinates.selectors import in_scopes
 from evidence import services as evidence_services
 from evidence.models import Document, DocumentVersion
 from graph import events, extract
@@ -39,7 +38,7 @@ from graph.models import (
     GraphState,
 )
 from graph.signals import risk_scan_wanted
-from maria.errors import ApplicationError, Conflict, Forbidden, NotFound
+from maria.errors import ApplicationError, Forbidden, NotFound
 from trail import ledger
 
 STALE_FACTOR = 0.5  # a stale edge keeps half its weight: history, not current support
@@ -153,36 +152,24 @@ def node_ensure(
     zone: str = "",
     attributes: Mapping[str, Any] | None = None,
 ) -> GraphNode:
-    """The node named `key`, created or brought up to date (type, label, zone, attributes)."""
+    """The node named `key` in `zone` ("" for a shared one), created or brought up to date
+    (type, label, attributes). Keys are unique per zone: another zone's node of the same key
+    is another node, never this one."""
     node_type = _check_type(node_type, NodeType, "type")
     key, label = key.strip()[:200], (label.strip() or key)[:300]
     if not key:
         raise ApplicationError(gettext("a node needs a key"), field="key")
     node, created = GraphNode.objects.get_or_create(
+        zone=zone,
         key=key,
-        defaults={
-            "node_type": node_type,
-            "label": label,
-            "zone": zone,
-            "attributes": dict(attributes or {}),
-        },
+        defaults={"node_type": node_type, "label": label, "attributes": dict(attributes or {})},
     )
     if not created:
         merged = {**node.attributes, **(attributes or {})}
-        if (node.node_type, node.label, node.zone, node.attributes) == (
-            node_type,
-            label,
-            zone or node.zone,
-            merged,
-        ):
+        if (node.node_type, node.label, node.attributes) == (node_type, label, merged):
             return node
-        node.node_type, node.label, node.zone, node.attributes = (
-            node_type,
-            label,
-            zone or node.zone,
-            merged,
-        )
-        node.save(update_fields=["node_type", "label", "zone", "attributes", "updated_at"])
+        node.node_type, node.label, node.attributes = node_type, label, merged
+        node.save(update_fields=["node_type", "label", "attributes", "updated_at"])
     _record("node", _node_data(node))
     return node
 
@@ -301,27 +288,27 @@ class NodeSpec:
     key: str
     node_type: str | None = None
     label: str = ""
-    zone: str = ""
 
 
-def _foreign(node_zone: str, zone: str) -> bool:
-    """A node of another zone than the writer's (or one beneath it). Shared, zone-less
-    nodes (people, policies) are nobody's zone: an edge may name them."""
-    return bool(node_zone) and not in_scopes(node_zone, [Coordinate.parse(zone)])
+def named_ids(keys: Iterable[str], zone: str) -> dict[str, int]:
+    """The ids of the nodes a writer acting for `zone` names by these keys: the zone's own
+    node, else the shared one (zone ""). Another zone's node of the same key is not there
+    for it, so what the writer is told never depends on what other zones hold."""
+    rows = GraphNode.objects.filter(key__in=list(keys), zone__in=[zone, ""])
+    found: dict[str, int] = {}
+    for key, pk, node_zone in rows.values_list("key", "pk", "zone"):
+        if node_zone or key not in found:  # the zone's own before a shared one
+            found[key] = pk
+    return found
 
 
-def _refuse_foreign(key: str, node_zone: str, zone: str, field: str) -> None:
-    if _foreign(node_zone, zone):
-        # Not which zone: the writer may not read it (keys are global, so the 409 itself
-        # cannot be helped).
-        raise Conflict(
-            gettext(
-                "graph node %(key)s belongs to another zone: only that zone's admins "
-                "may change its graph or draw edges onto it"
-            )
-            % {"key": repr(key)},
-            field=field,
-        )
+def _named(key: str, zone: str, *, lock: bool = False) -> GraphNode | None:
+    """`named_ids` for one key, as a row (locked until commit when asked)."""
+    rows = GraphNode.objects.filter(key=key, zone__in=[zone, ""])
+    if lock:
+        rows = rows.select_for_update()
+    found = {node.zone: node for node in rows}
+    return found.get(zone) or found.get("")
 
 
 def node_write(
@@ -334,15 +321,14 @@ def node_write(
     actor: AbstractBaseUser,
 ) -> GraphNode:
     """A person's node write (zone admins): created in their zone, or brought up to date when
-    it is already theirs; another zone's node is a 409 and a shared one a 403, never a move.
-    A write that creates or changes the node is a graph.node_written event on the node's
-    zone's chain; one that changes nothing writes no event."""
+    the zone holds it; a shared node is a 403, never a move. Another zone's node of the same
+    key is another node: the write answers as for a free key. A write that creates or
+    changes the node is a graph.node_written event on the zone's chain; one that changes
+    nothing writes no event."""
     clean = key.strip()[:200]
-    stored_zone = GraphNode.objects.filter(key=clean).values_list("zone", flat=True).first()
-    chain_zone = _trail_zone(stored_zone or str(zone), zone)
     with transaction.atomic():
-        ledger.lock(ledger.chain_for(chain_zone))
-        existing = GraphNode.objects.select_for_update().filter(key=clean).first()
+        ledger.lock(ledger.chain_for(zone))
+        existing = _named(clean, str(zone), lock=True)
         before = None
         if existing is not None:
             if not existing.zone:
@@ -351,35 +337,24 @@ def node_write(
                     % {"key": repr(existing.key)},
                     field="key",
                 )
-            _refuse_foreign(existing.key, existing.zone, str(zone), "key")
-            before = (existing.node_type, existing.label, existing.zone, existing.attributes)
+            before = (existing.node_type, existing.label, existing.attributes)
         node = node_ensure(
-            key=key,
-            node_type=node_type,
-            label=label,
-            zone=existing.zone if existing is not None else str(zone),
-            attributes=attributes,
+            key=key, node_type=node_type, label=label, zone=str(zone), attributes=attributes
         )
-        if (node.node_type, node.label, node.zone, node.attributes) != before:
+        if (node.node_type, node.label, node.attributes) != before:
             events.graph_node_written(
-                zone=chain_zone, key=node.key, node_type=node.node_type, label=node.label,
+                zone=zone, key=node.key, node_type=node.node_type, label=node.label,
                 attributes=node.attributes, created=existing is None, actor=actor,
             )  # fmt: skip
     return node
 
 
 def _resolve(spec: NodeSpec, zone: str, field: str) -> GraphNode:
-    node = GraphNode.objects.filter(key=spec.key).first()
+    node = _named(spec.key, zone)
     if node is not None and not node.zone:
         return node  # shared: named as it is, never changed by a person
-    if node is not None:
-        _refuse_foreign(node.key, node.zone, zone, field)
-    if spec.zone:
-        _refuse_foreign(spec.key, spec.zone, zone, field)
     if spec.node_type:
-        return node_ensure(
-            key=spec.key, node_type=spec.node_type, label=spec.label, zone=spec.zone or zone
-        )
+        return node_ensure(key=spec.key, node_type=spec.node_type, label=spec.label, zone=zone)
     if node is None:
         raise NotFound(
             gettext("no graph node %(key)s; give its type to create it") % {"key": repr(spec.key)},
@@ -449,13 +424,7 @@ def edges_import(
                     specs[spec.key] = spec
                 else:
                     specs.setdefault(spec.key, spec)
-        stored = GraphNode.objects.filter(key__in=list(specs)).values_list("key", "pk", "zone")
-        existing = {key: pk for key, pk, _ in stored}
-        for key, _, node_zone in stored:
-            _refuse_foreign(key, node_zone, str(zone), "body")
-        for spec in specs.values():
-            if spec.zone:
-                _refuse_foreign(spec.key, spec.zone, str(zone), "body")
+        existing = named_ids(specs, str(zone))
         missing = [s for k, s in specs.items() if k not in existing]
         untyped = [s.key for s in missing if not s.node_type]
         if untyped:
@@ -470,14 +439,14 @@ def edges_import(
                     key=s.key[:200],
                     node_type=str(s.node_type),
                     label=(s.label or s.key)[:300],
-                    zone=s.zone or str(zone),
+                    zone=str(zone),
                 )
                 for s in missing
             ],
             ignore_conflicts=True,
             batch_size=2000,
         )
-        ids = dict(GraphNode.objects.filter(key__in=list(specs)).values_list("key", "pk"))
+        ids = named_ids(specs, str(zone))
         edges = []
         for number, row in enumerate(rows, start=1):
             if row.source.key == row.target.key:
@@ -701,11 +670,10 @@ class GraphSnapshot:
     def n_rows(self) -> int:
         return len(self.node_ids)
 
-    def row_of_key(self, key: str) -> int | None:
-        try:
-            return self.keys.index(key)
-        except ValueError:
-            return None
+    def rows_of_key(self, key: str) -> list[int]:
+        """The rows of every node named `key`: one per zone that holds it (keys are unique
+        per zone), so a caller picks among those its reader sees."""
+        return [row for row, named in enumerate(self.keys) if named == key]
 
 
 _lock = threading.Lock()

@@ -11,7 +11,7 @@ import pytest
 
 from graph import store as graph_store
 from graph.models import GraphNode
-from tests.graph.conftest import edge
+from tests.graph.conftest import ZONE, edge
 
 pytestmark = pytest.mark.django_db
 
@@ -56,7 +56,9 @@ def test_labels_are_embedded_once_even_across_a_reload(
     # when an import (a full reload of the index) adds a node, and a node is relabelled
     counting.texts.clear()
     import_lines([edge("decision:b", "person:p", "approved_by", target_label="Pat")])
-    graph_store.node_ensure(key="decision:a", node_type="decision", label="Pick a vendor")
+    graph_store.node_ensure(
+        key="decision:a", node_type="decision", label="Pick a vendor", zone=ZONE
+    )
     second = graph_store.snapshot(embed=True)
     # then only the new node and the relabelled one are embedded again
     assert sorted(counting.texts) == ["decision Pick a vendor", "decision decision:b"]

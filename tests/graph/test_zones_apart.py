@@ -38,16 +38,20 @@ def other_admin(person: Callable[..., Any], client_for: Callable[[Any], Any]) ->
     return client_for(person("otto", Role.ZONE_ADMIN, OTHER))
 
 
-def test_another_zones_node_key_is_a_409_never_a_move(z1_graph: None, other_admin: Any) -> None:
+def test_another_zones_node_key_is_another_node_never_a_move(
+    z1_graph: None, other_admin: Any
+) -> None:
+    # Keys are unique per zone: the write makes OTHER's own node (the answer a free key gets)
     response = other_admin.post(
         "/api/v1/graph/nodes/",
         {"key": "doc:z1-policy", "type": "document", "label": "mine now", "zone": OTHER},
         format="json",
     )
-    assert response.status_code == 409
-    assert response.json()["error"]["field"] == "key"
-    node = GraphNode.objects.get(key="doc:z1-policy")
-    assert (node.zone, node.label) == (ZONE, "doc:z1-policy")
+    assert response.status_code == 201, response.json()
+    assert response.json()["zone"] == OTHER
+    node = GraphNode.objects.get(key="doc:z1-policy", zone=ZONE)
+    assert node.label == "doc:z1-policy"
+    assert GraphNode.objects.get(key="doc:z1-policy", zone=OTHER).label == "mine now"
 
 
 def test_a_shared_node_cannot_be_rewritten_or_deleted_by_a_zone_admin(
@@ -76,32 +80,46 @@ def test_a_shared_node_cannot_be_rewritten_or_deleted_by_a_zone_admin(
     assert GraphEdge.objects.filter(target=shared).count() == 2
 
 
-def test_an_edge_onto_another_zones_node_is_a_409(z1_graph: None, other_admin: Any) -> None:
-    before = GraphEdge.objects.count()
-    response = other_admin.post(
+def test_an_edge_never_reaches_another_zones_node(z1_graph: None, other_admin: Any) -> None:
+    z1_node = GraphNode.objects.get(key="doc:z1-policy", zone=ZONE)
+    before = GraphEdge.objects.filter(target=z1_node).count()
+    mine = {"key": "decision:mine", "type": "decision", "label": "Mine"}
+    # named bare, the key is unknown in OTHER: the 404 of a free key
+    bare = other_admin.post(
+        "/api/v1/graph/edges/",
+        {"source": mine, "target": "doc:z1-policy", "type": "references", "zone": OTHER},
+        format="json",
+    )
+    assert bare.status_code == 404
+    assert bare.json()["error"]["field"] == "target"
+    # named with its type, OTHER gets a node of its own under that key
+    typed = other_admin.post(
         "/api/v1/graph/edges/",
         {
-            "source": {"key": "decision:mine", "type": "decision", "label": "Mine"},
-            "target": {"key": "doc:z1-policy"},
+            "source": mine,
+            "target": {"key": "doc:z1-policy", "type": "document"},
             "type": "references",
             "zone": OTHER,
         },
         format="json",
     )
-    assert response.status_code == 409
-    assert GraphEdge.objects.count() == before
+    assert typed.status_code == 201, typed.json()
+    edge_row = GraphEdge.objects.get(pk=typed.json()["id"])
+    assert edge_row.target.zone == OTHER
+    assert GraphEdge.objects.filter(target=z1_node).count() == before
 
 
-def test_an_import_onto_another_zones_node_is_a_409_and_writes_nothing(
-    z1_graph: None, other_admin: Any
-) -> None:
-    before = (GraphNode.objects.count(), GraphEdge.objects.count())
+def test_an_import_never_reaches_another_zones_node(z1_graph: None, other_admin: Any) -> None:
+    z1_node = GraphNode.objects.get(key="doc:z1-policy", zone=ZONE)
+    before = GraphEdge.objects.filter(target=z1_node).count()
     body = json.dumps(edge("decision:mine", "doc:z1-policy", "references", tt="document"))
     response = other_admin.post(
         f"/api/v1/graph/import/?zone={OTHER}", data=body, content_type="application/x-ndjson"
     )
-    assert response.status_code == 409
-    assert (GraphNode.objects.count(), GraphEdge.objects.count()) == before
+    assert response.status_code == 201, response.json()
+    assert response.json()["nodes_created"] == 2  # both OTHER's own, as for free keys
+    assert GraphEdge.objects.filter(target=z1_node).count() == before
+    assert GraphNode.objects.get(key="doc:z1-policy", zone=OTHER).node_type == "document"
 
 
 def test_an_edge_onto_a_shared_node_stays_in_the_writers_zone(

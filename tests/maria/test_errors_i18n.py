@@ -135,3 +135,23 @@ def test_a_policy_change_outside_ones_role_is_forbidden_in_the_cookies_language(
     assert response.status_code == 403
     assert response.json()["error"]["message"] == wanted
     assert ZONE in wanted  # the coordinate is kept as it is
+
+
+def test_a_graph_import_refusal_is_japanese_for_a_japanese_admin(
+    org: Any, person: Callable[..., Any], client_for: Callable[[Any], APIClient]
+) -> None:
+    # Given a zone admin whose client asks for Japanese
+    admin = client_for(person("zed", Role.ZONE_ADMIN, ZONE))
+    url = f"/api/v1/graph/import/?zone={ZONE}"
+    # When an import row gives a weight that is no number, and a key too long to keep
+    bad_number = '{"source": "a", "target": "b", "type": "depends_on", "weight": [1]}'
+    long_key = '{"source": "%s", "target": "b", "type": "depends_on"}' % ("k" * 201)
+    answers = [
+        admin.post(url, data=body, content_type="application/x-ndjson", **JAPANESE).json()
+        for body in (bad_number, long_key)
+    ]
+    # Then each refusal is said in Japanese, the field names kept as sent
+    assert [a["error"]["message"] for a in answers] == [
+        "1 行目: weight は数値でなければなりません",
+        "1 行目: source が 200 文字を超えています",
+    ]

@@ -167,3 +167,45 @@ def test_gunicorn_as_production_runs_it_ignores_a_forwarded_for_too(
         ]
     # Then the third is over the address limit all the same
     assert codes[2] == 429
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("behind_proxy", ["", "1"])
+def test_gunicorn_believes_a_forwarded_proto_only_behind_a_named_proxy(
+    behind_proxy: str, tmp_path: Path, unused_tcp_port: int
+) -> None:
+    # Given the API under gunicorn as README's Production runs it (from the repository,
+    # gunicorn.conf.py), with and without DJANGO_BEHIND_PROXY
+    port = unused_tcp_port
+    command = [
+        sys.executable, "-m", "gunicorn", "maria.wsgi:application", "--bind",
+        f"127.0.0.1:{port}", "--workers", "1", "--worker-class", "gthread", "--threads", "2",
+    ]  # fmt: skip
+    environment = {
+        "CACHE_PREFIX": f"maria-test-{uuid.uuid4().hex}",
+        "MARIA_LOGIN_FAILURES": "0",
+        "DJANGO_BEHIND_PROXY": behind_proxy,
+    }
+    with served(command, port, tmp_path / "gunicorn.log", **environment):
+        status, page, response = _request(port, "GET", "/accounts/login/")
+        assert status == 200
+        cookie = response.getheader("Set-Cookie", "").split(";")[0]
+        match = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
+        assert match
+        body = urlencode({"username": "nobody", "password": "x", "csrfmiddlewaretoken": match[1]})
+        # When a local client posts the login form from the plain-HTTP page it was served,
+        # claiming HTTPS with X-Forwarded-Proto
+        status = _request(
+            port,
+            "POST",
+            "/accounts/login/",
+            body,
+            Cookie=cookie,
+            Content_Type="application/x-www-form-urlencoded",
+            Origin=f"http://127.0.0.1:{port}",
+            X_Forwarded_Proto="https",
+        )[0]
+    # Then without a proxy the request is judged by its socket (plain HTTP, the Origin
+    # matches: the form is checked, 200); behind the named proxy the header is believed, so
+    # the plain-HTTP Origin no longer matches and CSRF refuses it
+    assert status == (403 if behind_proxy else 200)

@@ -524,6 +524,16 @@ def import_rows(w: World) -> str:
     return "\n".join(json.dumps(row) for row in rows)
 
 
+def own_import_rows(w: World) -> str:
+    """A's import naming B's keys bare: keys are unique per zone, so for A they are unknown
+    (typed, they would be new nodes of A's own, whose keys then read like B's)."""
+    rows = [
+        {"source": "decision:walk-a", "source_type": "decision", "target": k, "type": "references"}
+        for k in w.keys[:3]
+    ]
+    return "\n".join(json.dumps(row) for row in rows)
+
+
 def plain_answer_body(answer: str) -> Body:
     """A's own agent's plain answer with B's paragraphs (current and superseded) as sources."""
 
@@ -668,7 +678,9 @@ ROUTES: dict[str, Spec] = {
         own=(
             Own(
                 "POST",
-                lambda w: {"key": w.keys[0], "type": "risk", "label": "Mine", "zone": ZONE_A},
+                # A's own key (B's keys are another zone's: the answer of a free key, see
+                # tests/maria/test_zone_oracles.py, and a node of A's own under it)
+                lambda w: {"key": "risk:walk-a", "type": "risk", "label": "Mine", "zone": ZONE_A},
             ),
             Own(
                 "POST",
@@ -717,7 +729,7 @@ ROUTES: dict[str, Spec] = {
         body=import_rows,
         write_query=f"?zone={ZONE_B}",
         content_type="application/x-ndjson",
-        own=(Own("POST", import_rows, query=f"?zone={ZONE_A}"),),
+        own=(Own("POST", own_import_rows, query=f"?zone={ZONE_A}"),),
     ),
     # --- the graph pages
     "graph/": Spec(  # the explorer page, for every method; it asks the API from the browser
