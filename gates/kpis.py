@@ -15,9 +15,10 @@ per UTC day (the day a decision was proposed). A rate whose denominator is empty
 - A *reviewed* decision is a required one on which a person gave the final verdict: a
   reviewer's `decision.approved` (the last of the approvals the zone needs) or a reviewer's
   `decision.failed` (a rejection; not a failure as "evidence changed", which says the
-  answer is wrong now that its cited text changed, not that it was wrong when given). A reviewed decision was *re-reviewed* when it went back
-  to the queue after someone took it up: a claim was given back (`decision.released`), or
-  it was claimed more often than reviewers gave verdicts on it (a claim ran out).
+  answer is wrong now that its cited text changed, not that it was wrong when given). A
+  reviewed decision was *re-reviewed* when it went back to the queue after someone took it
+  up: a claim was given back (`decision.released`), or it was claimed more often than
+  reviewers gave verdicts on it (a claim ran out).
 - `first_pass_approval_rate`: reviewed decisions approved with no rejection and no
   re-review / reviewed decisions. `re_review_rate`: re-reviewed / reviewed decisions.
 - `mean_review_seconds`, `p90_review_seconds`: over reviewed decisions, the seconds from
