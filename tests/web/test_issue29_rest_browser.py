@@ -4,15 +4,17 @@ focus; the auditor goes from Verify to the checkpoints, in Japanese."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from django.db import connections
 from django.test import override_settings
 
 from coordinates.models import Role
 from decisions.models import Decision, State
 from tests.web.test_browser import (
+    ARGS,
     CHROMIUM,
     LiveASGI,
     browser,
@@ -34,10 +36,29 @@ pytestmark = [
 ]
 
 
+@pytest.fixture
+def browser_with_bfcache(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Chromium as a person runs it: with the back-forward cache, which Playwright turns off
+    by default (the stale page came back from it)."""
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with playwright_sync.sync_playwright() as p:
+        instance = p.chromium.launch(
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=ARGS,
+            ignore_default_args=["--disable-back-forward-cache"],
+        )
+        try:
+            yield instance
+        finally:
+            instance.close()
+            connections.close_all()
+
+
 def test_back_after_approving_shows_the_decision_approved_not_live_buttons(
     committed_trail: None,
     live_asgi: LiveASGI,
-    browser: Any,
+    browser_with_bfcache: Any,
     person: Callable[..., Any],
     policy_doc: Any,
     set_policy: Callable[..., Any],
@@ -47,7 +68,7 @@ def test_back_after_approving_shows_the_decision_approved_not_live_buttons(
     person("ann", Role.REVIEWER, "G1.U1.P1")
     base = live_asgi.url
     decision_id = submit(base, agent_key(), policy_doc)
-    ann = log_in(browser, base, "ann")
+    ann = log_in(browser_with_bfcache, base, "ann")
     # when she claims it, approves it, and goes back
     ann.goto(f"{base}/queue/decisions/{decision_id}/")
     ann.click("#claim")
@@ -55,10 +76,13 @@ def test_back_after_approving_shows_the_decision_approved_not_live_buttons(
     ann.click("#approve")
     ann.wait_for_selector("ul.messages")
     assert Decision.objects.get(pk=decision_id).state == State.COMPLETED
-    ann.go_back()
-    ann.wait_for_selector("#why")
+    # (a page the back-forward cache restores fires no load event: wait for the commit)
+    ann.go_back(wait_until="commit")
     # then the page she is back on is the decision as it is now: approved, nothing to press
-    assert ann.locator("#why").inner_text().startswith("Approved by ann on ")
+    ann.wait_for_function(
+        "() => (document.querySelector('#why') || {innerText: ''}).innerText"
+        ".startsWith('Approved by ann on ')"
+    )
     assert ann.locator("#approve:not([disabled])").count() == 0
 
 
@@ -84,7 +108,8 @@ def test_the_thresholds_error_is_in_view_and_in_focus(
     top, bottom = zed.locator("#policy-errors").evaluate(
         "e => [e.getBoundingClientRect().top, e.getBoundingClientRect().bottom]"
     )
-    assert 0 <= top and bottom <= 640, (top, bottom)
+    assert top >= 0, top
+    assert bottom <= 640, bottom
     assert "approvals_required must be 1 to 5, got 9" in zed.inner_text("#policy-errors")
     # and its link takes her to the field
     zed.click("#policy-errors a[href='#id_approvals_required']")
