@@ -1032,7 +1032,10 @@ _QUOTED = 80
 
 def _asking_words(part: Part) -> str:
     """The part's own words from its first asking word: "who approves a business trip"."""
-    text = part.text.strip().rstrip("?？。 ")
+    # Without invisible format characters: the question above it shows them as markers, and
+    # a reason is shown as text wherever it goes (the queue, the why-banner).
+    text = "".join(c for c in part.text if unicodedata.category(c) != "Cf")
+    text = text.strip().rstrip("?？。 ")
     if not has_japanese(text):
         opening = re.search(
             r"\b(?:who|whom|whose|what|when|where|which|why|how)\b", text, re.IGNORECASE
