@@ -1031,7 +1031,8 @@ _QUOTED = 80
 
 
 def _asking_words(part: Part) -> str:
-    """The part's own words from its first asking word: "who approves a business trip"."""
+    """The part's own words from its first asking word, as the question writes them: "Who
+    approves a business trip"."""
     # Without invisible format characters: the question above it shows them as markers, and
     # a reason is shown as text wherever it goes (the queue, the why-banner).
     text = "".join(c for c in part.text if unicodedata.category(c) != "Cf")
@@ -1041,7 +1042,6 @@ def _asking_words(part: Part) -> str:
             r"\b(?:who|whom|whose|what|when|where|which|why|how)\b", text, re.IGNORECASE
         )
         text = text[opening.start() :] if opening else text
-        text = text[:1].lower() + text[1:]
     if len(text) > _QUOTED:
         text = text[:_QUOTED].rsplit(" ", 1)[0] + "…"
     return text

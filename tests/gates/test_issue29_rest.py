@@ -53,14 +53,14 @@ def test_an_answer_naming_who_approves_gives_what_a_who_question_asks(
     table = html.split('id="asked-given"', 1)[1].split("</table>", 1)[0]
     # then the asked item is the role the question asks for, in the question's own words,
     # and the answer naming the division head gives it
-    assert "a person or role (who approves a 700,000 yen business trip)" in table
+    assert "a person or role (Who approves a 700,000 yen business trip)" in table
     assert 'class="ok"' in table
     assert 'class="bad"' not in table
     assert "given by claim 1, which names division head" in table
     assert "not given" not in table
     # and the sentence under it reads as one, not as a list of the question's tokens
     said = html.split("</table>", 1)[1].split("</p>", 1)[0]
-    assert "the answer addresses the question: a person or role (who approves" in said
+    assert "the answer addresses the question: a person or role (Who approves" in said
     assert "approves, 700 000 yen" not in html
 
 
@@ -71,7 +71,7 @@ def test_an_answer_naming_a_role_for_another_act_does_not_give_it() -> None:
     other = addresses(TRIP, ["The division head approves leave requests."])
     assert other.mode == "off_topic"
     assert other.reason == (
-        "the question asks for a person or role (who approves a 700,000 yen business trip); "
+        "the question asks for a person or role (Who approves a 700,000 yen business trip); "
         "the answer gives division head (about leave, requests)"
     )
     # in Japanese, the role that approves answers 誰が承認しますか
