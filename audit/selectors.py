@@ -19,7 +19,7 @@ from decisions.models import Decision
 from gates.selectors import scopes_of
 from maria.errors import NotFound
 from trail import export, signing, verify, witness
-from trail.models import TrailEvent
+from trail.models import TrailCheckpoint, TrailEvent
 
 AUDIT_ROLES = (Role.AUDITOR,)
 AUDIT_PAGE = 50
@@ -134,3 +134,85 @@ def trail_verify(scopes: Sequence[Coordinate] | None, since: date | None) -> ver
     if unread:
         report.witness = unread
     return report
+
+
+# --- the checkpoints, as an auditor checks them (the page under /audit/checkpoints/) ----------
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointLine:
+    """One checkpoint with what this server can say of it: its signature checked with the
+    keys it publishes (signing.public_keys), and whether the witness holds the same seal."""
+
+    seq: int
+    created_at: datetime
+    hash: str
+    chains: int
+    events: int
+    key_id: str
+    signature: str  # "verified", "not verified", "unknown key" or "unsigned"
+    witnessed: str  # "held", "differs", "not held" or "" (no witness read)
+
+
+def checkpoint_lines(
+    checkpoints: Sequence[TrailCheckpoint],
+    keys: Sequence[signing.PublicKey],
+    witnessed: witness.WitnessLog | None,
+) -> list[CheckpointLine]:
+    """Pure: each checkpoint's signature against the known keys, and its seal against the
+    witness's copy (None: no witness, or it could not be read)."""
+    by_id = {key.key_id: key for key in keys}
+    lines = []
+    for checkpoint in checkpoints:
+        key_id = checkpoint.key_id or ""
+        if not checkpoint.signature:
+            signed = "unsigned"
+        elif (key := by_id.get(key_id)) is None:
+            signed = "unknown key"
+        else:
+            signed = (
+                "verified"
+                if key.verifies(checkpoint.hash, checkpoint.signature)
+                else ("not verified")
+            )
+        held = ""
+        if witnessed is not None:
+            seal = witnessed.seals.get(checkpoint.seq)
+            if seal is None:
+                held = "not held"
+            else:
+                same = (seal.hash, seal.signature) == (checkpoint.hash, checkpoint.signature or "")
+                held = "held" if same else "differs"
+        lines.append(
+            CheckpointLine(
+                seq=checkpoint.seq,
+                created_at=checkpoint.created_at,
+                hash=checkpoint.hash,
+                chains=checkpoint.chains,
+                events=checkpoint.events,
+                key_id=key_id,
+                signature=signed,
+                witnessed=held,
+            )
+        )
+    return lines
+
+
+def checkpoints_read(
+    checkpoints: Sequence[TrailCheckpoint],
+) -> tuple[list[CheckpointLine], str]:
+    """The checkpoints' lines, with the configured witness read back within its timeout, and
+    one line on the witness: "" when it was read, else why not ("none", or its error)."""
+    witnessed: witness.WitnessLog | None = None
+    unread = "none"
+    if settings.MARIA_TRAIL_WITNESS:
+        try:
+            witnessed = witness.read_back(settings.MARIA_TRAIL_WITNESS)
+            unread = ""
+        except witness.WitnessError as error:
+            unread = str(error)
+    try:
+        keys = signing.public_keys()
+    except signing.SigningKeyError:
+        keys = []  # a misconfigured key: the checkpoint task says so; the page still lists
+    return checkpoint_lines(checkpoints, keys, witnessed), unread

@@ -10,6 +10,7 @@ urlpatterns: list[URLPattern] = [
     path("audit/", views.audit_search, name="audit"),
     path("audit/decisions/<int:pk>/", views.audit_decision, name="audit-decision"),
     path("audit/verify/", views.audit_verify, name="audit-verify"),
+    path("audit/checkpoints/", views.audit_checkpoints, name="audit-checkpoints"),
     path("audit/export/", views.audit_export, name="audit-export"),
 ]
 

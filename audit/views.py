@@ -23,6 +23,7 @@ from audit.selectors import AuditFilters
 from gates import selectors as gate_selectors
 from gates.views import decision_context, role_required
 from maria.errors import NotFound
+from trail.models import TrailCheckpoint
 
 
 def _audit_filters(request: HttpRequest) -> tuple[AuditFilterForm, AuditFilters]:
@@ -82,6 +83,22 @@ def audit_verify(request: HttpRequest) -> HttpResponse:
         request,
         "auditor/verify.html",
         {"report": report, "filters": filters, "range_query": urlencode(filters.as_query())},
+    )
+
+
+@require_GET
+@role_required(audit_selectors.AUDIT_ROLES)
+def audit_checkpoints(request: HttpRequest) -> HttpResponse:
+    """The trail's checkpoints, newest first: when each sealed the chains, its hash, the key
+    that signed it (checked with the keys this server publishes) and whether the witness
+    holds the same seal. Read-only."""
+    paginator = Paginator(TrailCheckpoint.objects.order_by("-seq"), audit_selectors.AUDIT_PAGE)
+    page = paginator.get_page(request.GET.get("page"))
+    lines, unread = audit_selectors.checkpoints_read(list(page))
+    return render(
+        request,
+        "auditor/checkpoints.html",
+        {"page": page, "lines": lines, "witness_unread": unread},
     )
 
 

@@ -207,6 +207,16 @@ def rereviews_for(user: AbstractBaseUser, *, state: str = "open") -> QuerySet[Re
     ).order_by("created_at" if state == "open" else "-closed_at")
 
 
+def rereviews_open_counts(user: AbstractBaseUser) -> tuple[int, int]:
+    """(open re-reviews of answers already given, of answers still waiting for a person):
+    the queue says them apart, since a waiting answer is not out in the world yet (its page
+    warns of the change) and a failed one needs no second look."""
+    rows = ReReview.objects.filter(within(_scopes(user)), closed_at__isnull=True)
+    given = rows.filter(decision__state__in=RELEASED_STATES).count()
+    waiting = rows.filter(decision__state__in=WAITING_STATES).count()
+    return given, waiting
+
+
 def rereviews_open_of(decision: Decision) -> list[ReReview]:
     """A decision's open re-reviews, oldest first: what its page warns of (the text it cites
     changed since it was given)."""
@@ -216,6 +226,10 @@ def rereviews_open_of(decision: Decision) -> list[ReReview]:
             "created_at", "pk"
         )
     )
+
+
+# An answer not yet released nor ended: the reviewer still decides it.
+WAITING_STATES = (State.PROPOSED, State.VALIDATED, State.APPROVAL_REQUIRED, State.APPROVED)
 
 
 def _scopes(user: AbstractBaseUser) -> list[Coordinate] | None:

@@ -29,6 +29,7 @@ from evidence.text import (
     content_terms,
     english_stem,
     has_japanese,
+    japanese_morphemes,
     normalise,
     split_sentences,
     term_surfaces,
@@ -163,6 +164,9 @@ class PartAnswer:
     # Unanswered, and a sentence of the cited evidence no claim states holds more of it than
     # the best claim: that sentence (the reviewer sees where the answer was).
     elsewhere: str | None = None
+    # A "who" part answered because the claim names who does the asked act (`names_actor`):
+    # the person or role it names.
+    names: str | None = None
 
 
 @dataclass(frozen=True)
@@ -622,7 +626,7 @@ def supplied(claim: str) -> Supplied:
         ]
         # A name is a person's unless a preposition of place leads it; "who" accepts roles
         # (the manager, the board) as well as names.
-        persons += names + [m.group() for m in _EN_PERSON_NOUN.finditer(folded)]
+        persons += names + [_with_qualifier(folded, m) for m in _EN_PERSON_NOUN.finditer(folded)]
         if _EN_TITLE.search(claim):
             persons.append(_EN_TITLE.search(claim).group())  # type: ignore[union-attr]
         polarity = "no" if _EN_NEG.search(folded) else None
@@ -641,6 +645,18 @@ def supplied(claim: str) -> Supplied:
         terms=terms,
         surfaces=term_surfaces(claim),
     )
+
+
+# The word a determiner or "by" puts before a role, which names the role: "the division
+# head", "by the team manager" (not "needs head", where the word before is no qualifier).
+_QUALIFIED = re.compile(r"\b(?:the|a|an|its|their|our|your|each|every|any|by)\s+([a-z][\w-]*)\s+$")
+
+
+def _with_qualifier(folded: str, role: re.Match[str]) -> str:
+    before = _QUALIFIED.search(folded[: role.start()])
+    if before is None or before.group(1) in _NOT_NAMES or before.group(1) in _EN_AUXES:
+        return role.group()
+    return f"{before.group(1)} {role.group()}"
 
 
 def _is_period(number: Number) -> bool:
@@ -878,13 +894,26 @@ def addresses(
         best, best_p = None, 0.0
         rival, sentence = best_elsewhere(asked, part, elsewhere)
         outdone = True  # by the sentence elsewhere, for every claim
+        each = []
         for index, claim in enumerate(claims):
             found = signals(asked, part, claim, rival)
             outdone = outdone and found["outdone"] > 0
             p = chosen.probability(found)
+            each.append(p)
             if p > best_p:
                 best, best_p = index, p
         answered = best_p >= chosen.threshold
+        if not answered:
+            # "Who approves it?" is answered by a claim naming who approves it, however few
+            # of the question's other words it repeats (the model reads word overlap).
+            for index, claim in enumerate(claims):
+                if (named := names_actor(asked, part, claim)) is not None:
+                    answers.append(PartAnswer(part, True, index, each[index], None, named))
+                    break
+            else:
+                named = None
+            if named is not None:
+                continue
         where = sentence if not answered and claims and outdone else None
         answers.append(PartAnswer(part, answered, best, best_p, where))
     missing = tuple(a.part for a in answers if not a.answered)
@@ -954,29 +983,100 @@ def relevance(
     return min(1.0, best / chosen.threshold) if chosen.threshold > 0 else 1.0
 
 
+# "Who approves ...?": the words after the asking ones, of which the first that is no helper
+# names the act whose doer is asked for.
+_EN_WHO = re.compile(r"\b(?:who(?:m|se)?|(?:what|which) (?:" + _PERSON_NOUNS + r")s?)\s+(.*)")
+_JA_WHO = re.compile(r"誰|だれ|どなた|何者")
+
+
+@lru_cache(maxsize=8192)
+def asked_act(part_text: str) -> frozenset[str]:
+    """The terms of the act a "who" part asks the doer of: approv for "Who approves a
+    business trip?", 承認 for 「誰が承認しますか」; empty when the part names none."""
+    if has_japanese(part_text):
+        after = False
+        for m in japanese_morphemes(normalise(part_text)):
+            if _JA_WHO.fullmatch(m.surface):
+                after = True
+            elif after and (m.verbal or (m.pos == "動詞" and m.pos_detail == "一般")):
+                return frozenset(content_terms(m.surface))
+        return frozenset()
+    found = _EN_WHO.search(part_text.lower())
+    for word in _EN_WORD.findall(found.group(1)) if found else ():
+        if word not in ENGLISH_STOP_WORDS and word not in _EN_AUXES:
+            return frozenset(content_terms(word))
+    return frozenset()
+
+
+def names_actor(question: Question, part: Part, claim: str) -> str | None:
+    """The person or role a claim names as doing the act a "who" part asks about, when it
+    speaks of what the part asks about (shares another of its words) or of nothing else
+    ("the division head approves it"); None otherwise."""
+    act = asked_act(part.text) if part.kind == "person" else frozenset()
+    given = supplied(claim)
+    if not act or not act <= given.terms:
+        return None
+    asked = normalise(question.text)
+    named = [p for p in given.persons if _new([p], asked)]
+    if not named:
+        return None
+    own = given.terms - act - {t for p in named for t in content_terms(p)}
+    if own and not own & (part.terms - act):
+        return None
+    return max(named, key=len)
+
+
+# The question's words a reason quotes for one part, at most this many characters.
+_QUOTED = 80
+
+
+def _asking_words(part: Part) -> str:
+    """The part's own words from its first asking word, as the question writes them: "Who
+    approves a business trip"."""
+    # Without invisible format characters: the question above it shows them as markers, and
+    # a reason is shown as text wherever it goes (the queue, the why-banner).
+    text = "".join(c for c in part.text if unicodedata.category(c) != "Cf")
+    text = text.strip().rstrip("?？。 ")
+    if not has_japanese(text):
+        opening = re.search(
+            r"\b(?:who|whom|whose|what|when|where|which|why|how)\b", text, re.IGNORECASE
+        )
+        text = text[opening.start() :] if opening else text
+    if len(text) > _QUOTED:
+        text = text[:_QUOTED].rsplit(" ", 1)[0] + "…"
+    return text
+
+
 def describe_part(part: Part) -> str:
-    """What a part asks, in words: "the nightly hotel limit (a number)"."""
+    """What a part asks, in words: "a number of nights (how many nights may I claim)"."""
     what = _KIND_WORDS[part.kind]
     if part.counted and part.kind in ("number", "period"):
         what = f"a number of {part.counted}"
     elif part.counted and part.kind == "amount":
         what = f"an amount in {part.counted}"
-    focus = ", ".join(part.focus[:3])
-    return f"{focus} ({what})" if focus else what
+    if part.kind == "summary":
+        return what
+    words = _asking_words(part)
+    return f"{what} ({words})" if words else what
 
 
 def describe_claim(claim: str, question: Question) -> str:
-    """What a claim gives, in words: its typed items, then the words the question lacks."""
+    """What a claim gives, in words: its typed items (numbers, who, where, why), then the
+    words the question lacks: "500,000 yen, division head (about expense, needs)"."""
     given = supplied(claim)
-    words = [given.surfaces[t] for t in given.surfaces if t in given.terms - question.terms]
-    words = [w for w in words if not w[0].isdigit()][:4]
     items = [n.quantity.surface.strip() or str(n.quantity) for n in given.numbers][:2]
-    named = [*given.persons[:1], *given.places[:1], *given.reasons[:1]]
-    items += [n for n in named if normalise(n) not in map(normalise, words)]
-    head = ", ".join(dict.fromkeys(items))
+    items += [*given.persons[:1], *given.places[:1], *given.reasons[:1]]
+    items = list(dict.fromkeys(items))
+    shown = {t for item in items for t in content_terms(item)}
+    words = [
+        given.surfaces[t]
+        for t in given.surfaces
+        if t in given.terms - question.terms - shown and not given.surfaces[t][0].isdigit()
+    ][:4]
+    head = ", ".join(items)
     about = ("、" if question.language == "ja" else ", ").join(words)
     if head and about:
-        return f"{head} about {about}"
+        return f"{head} (about {about})"
     return head or (f"something about {about}" if about else "nothing new")
 
 
@@ -1015,12 +1115,14 @@ __all__ = [
     "Supplied",
     "addresses",
     "analyse_question",
+    "asked_act",
     "asks_summary",
     "best_elsewhere",
     "describe_claim",
     "describe_part",
     "model",
     "model_from_json",
+    "names_actor",
     "pass_mark",
     "reader",
     "relevance",

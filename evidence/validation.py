@@ -1084,6 +1084,8 @@ def _addressing_json(found: questions.Addressing | None) -> dict[str, Any] | Non
                 "by": a.claim,
                 "probability": round(a.probability, 6),
                 "answered_elsewhere": a.elsewhere,
+                # a "who" part given by a claim naming who does the act (questions.names_actor)
+                "names": a.names,
             }
             for a in found.parts
         ],

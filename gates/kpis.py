@@ -14,9 +14,11 @@ per UTC day (the day a decision was proposed). A rate whose denominator is empty
   of the graded decisions were blocked.
 - A *reviewed* decision is a required one on which a person gave the final verdict: a
   reviewer's `decision.approved` (the last of the approvals the zone needs) or a reviewer's
-  `decision.failed` (a rejection). A reviewed decision was *re-reviewed* when it went back
-  to the queue after someone took it up: a claim was given back (`decision.released`), or
-  it was claimed more often than reviewers gave verdicts on it (a claim ran out).
+  `decision.failed` (a rejection; not a failure as "evidence changed", which says the
+  answer is wrong now that its cited text changed, not that it was wrong when given). A
+  reviewed decision was *re-reviewed* when it went back to the queue after someone took it
+  up: a claim was given back (`decision.released`), or it was claimed more often than
+  reviewers gave verdicts on it (a claim ran out).
 - `first_pass_approval_rate`: reviewed decisions approved with no rejection and no
   re-review / reviewed decisions. `re_review_rate`: re-reviewed / reviewed decisions.
 - `mean_review_seconds`, `p90_review_seconds`: over reviewed decisions, the seconds from
@@ -83,6 +85,7 @@ from coordinates.models import Role
 from coordinates.selectors import beneath, has_role
 from decisions.events import Kind
 from decisions.models import Decision, Gate, PeriodicReview, State
+from decisions.services import EVIDENCE_CHANGED
 from evidence import scoring
 from gates.models import KpiDay
 from maria.errors import ApplicationError
@@ -387,9 +390,14 @@ def _review_facts(
     per day here. Raw SQL: the trail names a decision by its id, not by a relation."""
     at = connection.ops.adapt_datetimefield_value
     kind, person = "e.kind = %s", "e.actor <> %s"
+    # A person's decision.failed is a rejection, unless it failed a waiting answer as
+    # "evidence changed" on a re-review: wrong now that its text changed, not rejected for
+    # being wrong when given, so it counts neither as a rejection nor as a review's verdict.
+    rejection = f"{kind} AND {person} AND e.reason NOT LIKE %s"
+    changed = f"{EVIDENCE_CHANGED}:%"
     counted: dict[str, tuple[str, list[str]]] = {
         "approved": (f"{kind} AND {person}", [Kind.DECISION_APPROVED, SYSTEM]),
-        "rejected": (f"{kind} AND {person}", [Kind.DECISION_FAILED, SYSTEM]),
+        "rejected": (rejection, [Kind.DECISION_FAILED, SYSTEM, changed]),
         "recorded": (kind, [Kind.DECISION_APPROVAL_RECORDED]),
         "claims": (kind, [Kind.DECISION_CLAIMED]),
         "released": (kind, [Kind.DECISION_RELEASED]),
@@ -402,7 +410,8 @@ def _review_facts(
     facts = (
         "SELECT d.created_at, d.due_at, d.state,"  # noqa: S608 - constants and placeholders
         f" MIN(CASE WHEN {kind} THEN e.created_at END) AS queued,"
-        f" MIN(CASE WHEN e.kind IN (%s, %s) AND {person} THEN e.created_at END) AS verdict,"
+        f" MIN(CASE WHEN ({kind} AND {person}) OR ({rejection}) THEN e.created_at END)"
+        " AS verdict,"
         f" {columns}"
         f" FROM {Decision._meta.db_table} d"
         f" INNER JOIN {TrailEvent._meta.db_table} e ON e.decision_id = d.id"
@@ -412,7 +421,7 @@ def _review_facts(
     )
     facts_params = [
         Kind.DECISION_QUEUED,
-        Kind.DECISION_APPROVED, Kind.DECISION_FAILED, SYSTEM,
+        Kind.DECISION_APPROVED, SYSTEM, Kind.DECISION_FAILED, SYSTEM, changed,
         *(value for _, values in counted.values() for value in values),
         str(coordinate), f"{coordinate}.%", at(window.since), at(window.until),
         Gate.REQUIRED, Gate.BLOCKED, *REVIEW_KINDS,

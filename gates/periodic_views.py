@@ -91,25 +91,37 @@ def _row(review: PeriodicReview, viewer_id: int | None, now: Any) -> dict[str, A
 @require_GET
 @role_required(selectors.REVIEW_ROLES)
 def periodic_item(request: HttpRequest, pk: int) -> HttpResponse:
+    return _item_page(request, pk)
+
+
+def _item_page(
+    request: HttpRequest, pk: int, *, refused: ApplicationError | None = None
+) -> HttpResponse:
+    """One item's page; after a refused close, with the reviewer's verdict and note kept and
+    the problem said beside the field it names (a 400)."""
     review = periodic.periodic_review_for(request.user, pk)
     row = _row(review, request.user.pk, timezone.now())
-    return render(
-        request,
-        "queue/periodic.html",
-        {
-            "item": row,
-            # What the answer rested on: each claim with the paragraphs it cites, their text
-            # and a link to each in its document, not only the question and answer.
-            "claims": presenters.decision_claims(
-                review.decision,
-                selectors.cited_paragraphs(review.decision),
-                selectors.cited_titles(review.decision),
-            ),
-            "note_limit": periodic.NOTE_LIMIT,
-            "verdicts": VERDICTS,
-            "verdict_names": VERDICT_NAMES,
-        },
-    )
+    context: dict[str, Any] = {
+        "item": row,
+        # What the answer rested on: each claim with the paragraphs it cites, their text
+        # and a link to each in its document, not only the question and answer.
+        "claims": presenters.decision_claims(
+            review.decision,
+            selectors.cited_paragraphs(review.decision),
+            selectors.cited_titles(review.decision),
+        ),
+        "note_limit": periodic.NOTE_LIMIT,
+        "verdicts": VERDICTS,
+        "verdict_names": VERDICT_NAMES,
+    }
+    if refused is not None:
+        context.update(
+            chosen=request.POST.get("verdict", ""),
+            note=request.POST.get("note", ""),
+            refused=refused.message,
+            refused_field=refused.field,
+        )
+    return render(request, "queue/periodic.html", context, status=400 if refused else 200)
 
 
 ACTIONS = ("claim", "release", "close")
@@ -136,6 +148,10 @@ def periodic_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     except NotFound:
         raise  # Django's 404 page: other zones' items stay private
     except ApplicationError as error:
+        if action == "close":
+            # The page again with the choice and the note as sent: a "wrong" sent without
+            # its note once came back with the verdict dropped and the note field unnamed.
+            return _item_page(request, pk, refused=error)
         messages.error(request, error.message)
         return redirect("periodic-review", pk=pk)
     if action == "claim":

@@ -87,9 +87,14 @@ def gate_reason(
             return gettext("sufficiency %(s).2f < τ %(tau).2f") % {"s": sufficiency, "tau": tau}
         if contradicted:
             return gettext("cited evidence contradicts itself")
-        reasons = _once(held_for)
+        # A claim's verdict quotes the claim: counted here, not quoted (a long claim filled
+        # the row), after the other findings, as the decision page's banner says them.
+        found = _once(held_for)
+        verdicts = [r for r in found if r.startswith(_VERDICT_REASONS)]
+        reasons = [localise(r, gettext) for r in found if not r.startswith(_VERDICT_REASONS)]
+        reasons += _verdict_counts(verdicts)
         if reasons:
-            first = _short(localise(reasons[0], gettext), REASON_CHARS)
+            first = _short(reasons[0], REASON_CHARS)
             if len(reasons) == 1:
                 return first
             return ngettext(
@@ -99,6 +104,32 @@ def gate_reason(
             ) % {"reason": first, "n": len(reasons) - 1}
         return gettext("a finding of the report asks for a person")
     return gate or "-"
+
+
+def _verdict_counts(verdicts: Sequence[str]) -> list[str]:
+    """How many claims the findings say are refuted, and how many not verified."""
+    refuted = sum(1 for r in verdicts if r.startswith(_VERDICT_REASONS[0]))
+    unverified = len(verdicts) - refuted
+    said = []
+    if refuted:
+        said.append(
+            ngettext(
+                "%(n)s claim is refuted by its evidence",
+                "%(n)s claims are refuted by their evidence",
+                refuted,
+            )
+            % {"n": refuted}
+        )
+    if unverified:
+        said.append(
+            ngettext(
+                "%(n)s claim is not verified by its evidence",
+                "%(n)s claims are not verified by their evidence",
+                unverified,
+            )
+            % {"n": unverified}
+        )
+    return said
 
 
 def _short(text: str, limit: int = QUESTION_CHARS) -> str:
@@ -606,6 +637,9 @@ def decided_text(kind: str, people: Sequence[str], at: datetime) -> str:
         "approved": gettext("Approved by %(people)s on %(when)s"),
         "rejected": gettext("Rejected by %(people)s on %(when)s"),
         "sent_back": gettext("Sent back for more evidence by %(people)s on %(when)s"),
+        "evidence_changed": gettext(
+            "Failed by %(people)s on %(when)s: the text it cites has changed since"
+        ),
         "overridden": gettext("Released over its block by %(people)s on %(when)s"),
     }[kind] % {"people": names, "when": when}
 

@@ -14,7 +14,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from decisions import rereview
-from decisions.models import ReReview
+from decisions.models import Decision, ReReview, State
+from decisions.services import EVIDENCE_CHANGED
 from gates import selectors
 from gates.views import role_required
 from maria.errors import ApplicationError, Forbidden, NotFound
@@ -80,7 +81,7 @@ def rereview_close(request: HttpRequest, pk: int) -> HttpResponse:
             raise ApplicationError(
                 _("Choose a verdict: still correct, or wrong now."), field="verdict"
             )
-        rereview.rereview_close(
+        review = rereview.rereview_close(
             rereview_id=pk,
             user=request.user,  # type: ignore[arg-type]  # role_required
             verdict=verdict,
@@ -91,5 +92,24 @@ def rereview_close(request: HttpRequest, pk: int) -> HttpResponse:
     except ApplicationError as error:
         messages.error(request, str(error))
     else:
-        messages.success(request, _("Re-review closed."))
+        messages.success(request, _closed_message(review))
     return redirect("rereviews-page")
+
+
+def _closed_message(review: ReReview) -> str:
+    """What the verdict did to the decision, read after it took effect: still holds, failed
+    as "evidence changed", or a correction sent."""
+    decision_id = review.decision_id
+    if review.verdict == ReReview.Verdict.STILL_CORRECT:
+        return _("Re-review closed: decision %(id)s still holds.") % {"id": decision_id}
+    state, why = Decision.objects.values_list("state", "outcome_reason").get(pk=decision_id)
+    if state == State.FAILED and not why.startswith(EVIDENCE_CHANGED):
+        return _("Re-review closed: decision %(id)s had failed already.") % {"id": decision_id}
+    if state == State.FAILED:
+        return _(
+            "Re-review closed: decision %(id)s failed as evidence changed and left the queue; "
+            "its agent is told."
+        ) % {"id": decision_id}
+    return _(
+        "Re-review closed: a correction of decision %(id)s went onto its trail and to its agent."
+    ) % {"id": decision_id}

@@ -30,6 +30,7 @@ from coordinates.selectors import (
 )
 from decisions.events import Kind
 from decisions.models import Approval, Decision, State
+from decisions.services import EVIDENCE_CHANGED
 from evidence.models import DocumentVersion, Paragraph, ValidationReport
 from gates.grading import StoredScore, WhatIf
 from gates.whatif import ZoneReplay, stored_score, whatif_zones
@@ -520,6 +521,8 @@ def decided(decision: Decision) -> Decided | None:
     kind = _DECIDING[Kind(event.kind)]
     if kind == "rejected" and (event.payload or {}).get("outcome") == "more_evidence_needed":
         kind = "sent_back"  # a person's decision.failed too, but no rejection
+    elif kind == "rejected" and event.reason.startswith(f"{EVIDENCE_CHANGED}:"):
+        kind = "evidence_changed"  # failed on a re-review: wrong now, not when given
     people = [event.actor]
     if kind == "approved":
         approvers = decision.approvals.order_by("pk").values_list("reviewer__username", flat=True)

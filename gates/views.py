@@ -23,6 +23,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from coordinates import policy as zone_policy
@@ -110,8 +111,6 @@ def queue(request: HttpRequest) -> HttpResponse:
         risk_flags=_risk_flags(request.user),
         note_limit=NOTE_LIMIT,
         reason_limit=services.REASON_LIMIT,
-        # Answers already given whose cited text has changed since: work of this queue too.
-        rereviews_open=rereview.rereviews_for(request.user).count(),  # type: ignore[arg-type]
         day=selectors.reviewer_day(
             request.user, waiting=selectors.queue_total(request.user, selectors.QueueFilters())
         ),
@@ -127,6 +126,11 @@ def queue(request: HttpRequest) -> HttpResponse:
             {*selectors.queue_assignees(request.user), request.user.get_username()}
             | ({context["filters"].assignee} - {"", "-"})
         ),
+    )
+    # Answers already given whose cited text has changed since: work of this queue too; and,
+    # counted apart, answers still waiting whose cited text changed.
+    context["rereviews_open"], context["rereviews_waiting"] = rereview.rereviews_open_counts(
+        request.user  # type: ignore[arg-type]
     )
     return render(request, "queue/queue.html", context)
 
@@ -317,6 +321,7 @@ def decision_context(decision: Decision) -> dict[str, Any]:
 
 
 @require_GET
+@never_cache  # back after approving must not show the buttons of a state that has passed
 @role_required(selectors.REVIEW_ROLES)
 def decision_page(request: HttpRequest, pk: int) -> HttpResponse:
     decision = selectors.decision_for(request.user, pk, selectors.REVIEW_ROLES)

@@ -6,6 +6,15 @@
   var body = document.body;
   var me = body.getAttribute("data-user") || "";
 
+  // --- a page come back from the back-forward cache ------------------------------------------
+  // Its buttons were for the state it was shown in (a decision approved since still offered
+  // "Approve"): a page that can change something is read again from the server. The server
+  // also sends such pages with Cache-Control: no-store, which keeps most browsers from
+  // restoring them at all.
+  window.addEventListener("pageshow", function (e) {
+    if (e.persisted && document.querySelector("form[method=post]")) window.location.reload();
+  });
+
   // --- language switch submits on change ---------------------------------------------------
   document.querySelectorAll("select[data-autosubmit]").forEach(function (select) {
     select.addEventListener("change", function () { select.form.submit(); });

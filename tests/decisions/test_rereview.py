@@ -216,7 +216,7 @@ def test_the_page_shows_the_old_and_new_text_with_the_change_marked(
         {"verdict": "still_correct", "note": ""},
         follow=True,
     ).content.decode()
-    assert "Re-review closed." in closed
+    assert f"Re-review closed: decision {remote_answer.pk} still holds." in closed
     assert "Nothing to review again." in closed
 
 

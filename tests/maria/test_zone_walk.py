@@ -851,6 +851,8 @@ ROUTES: dict[str, Spec] = {
     "audit/decisions/<int:pk>/": Spec(params={"pk": "decision"}),
     "audit/verify/": Spec(queries=zone_queries()),
     "audit/export/": Spec(queries=zone_queries()),
+    # the checkpoints seal every chain at once: seq, time, hash, counts and key, no zone rows
+    "audit/checkpoints/": Spec(queries=lambda w: ["", "?page=2"]),
 }
 
 # Routes with no zone rows behind them, and why the walk leaves them out.

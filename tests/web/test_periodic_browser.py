@@ -103,11 +103,14 @@ def test_two_reviewers_claim_close_with_a_verdict_and_move_to_the_next_item(
     # when ann says the answer was wrong but gives no note, she is told a note is needed
     ann.check("#verdict-wrong")
     ann.click("#close")
-    ann.wait_for_selector("ul.messages")
-    assert "a note is required when the verdict is wrong" in ann.inner_text("ul.messages")
-    assert ann.url == f"{base}/reviews/periodic/{first.pk}/"
+    ann.wait_for_selector("#close-error")
+    said = ann.inner_text("#close-error")
+    assert said == "Note: a note is required when the verdict is wrong", said
+    # and her choice is kept, the note field marked and in focus (issue 29 item 11)
+    assert ann.is_checked("#verdict-wrong")
+    assert ann.evaluate("document.activeElement.id") == "note"
+    assert ann.get_attribute("#note", "aria-invalid") == "true"
     # and with a note the item closes and the next open item opens
-    ann.check("#verdict-wrong")
     ann.fill("#note", "the limit is 300,000 yen since April")
     ann.click("#close")
     ann.wait_for_url(f"{base}/reviews/periodic/{second.pk}/")
