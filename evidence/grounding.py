@@ -800,11 +800,13 @@ def _lacking(statement: str, paragraph: str, claim_numbers: list[Quantity]) -> l
         absent = {
             t for t in key_terms - span_terms if not _said_alike(t, surfaces.get(t, t), span_terms)
         }
+        if absent and statement.isascii():
+            absent = _not_said_in_other_words(absent, statement, span, span_scope)
         if absent and not statement.isascii():
             absent = {t for t in absent if not _written_otherwise(t, statement, span)}
         lacking = _surface_words(absent, statement, [])
         lacking += [str(q) for q in absent_numbers]
-        lacking += sorted(scope - span_scope)
+        lacking += sorted(w for w in scope - span_scope if not _scope_said_alike(w, span_scope))
         lacking += _limits_left_out(claim_numbers, span)
         if negations % 2 != span_negations % 2 and "not" not in lacking:
             lacking.append(why.say(why.POLARITY_DIFFERS))
@@ -815,6 +817,66 @@ def _lacking(statement: str, paragraph: str, claim_numbers: list[Quantity]) -> l
         if best is None or len(lacking) < len(best):
             best = lacking
     return best if best is not None else [why.NO_ALIGNED_SPAN]
+
+
+def _not_said_in_other_words(
+    absent: set[str], statement: str, span: str, span_scope: frozenset[str]
+) -> set[str]:
+    """The claim's English words the span says in none of its own words' documented senses.
+    Said in other words: a word of the same side of an antonym group as a scope word of the
+    span ("mandatory", "need" / "must": the modal is a scope word, never a key term, so the
+    term check alone cannot see it), or a WordNet synonym (evidence.wordnet.synonymous: a
+    frequent sense of either, in the main part of speech of both) that stands where the
+    claim's word stands, beside the same word on one side: "employees get" / "employees
+    receive". A synonym elsewhere in the span is another statement: "Interpretation Learner"
+    is not "Concept Learner" because the span says "reading" further on."""
+    scope_terms = {english_stem(w) for w in span_scope if w.isascii()}
+    kept = set()
+    claim_words: list[tuple[str, str]] | None = None
+    for term in absent:
+        if _SAME_SIDE.get(term, frozenset()) & scope_terms:
+            continue
+        claim_words = claim_words or _content_words(statement)
+        if not _synonym_in_place(term, claim_words, _content_words(span)):
+            kept.add(term)
+    return kept
+
+
+def _content_words(text: str) -> list[tuple[str, str]]:
+    """(term, word) for each English content word of a text, in order."""
+    found = []
+    for word in _EN_WORD.findall(normalise(text)):
+        if terms := content_terms(word):
+            found.append((terms[0], word))
+    return found
+
+
+def _synonym_in_place(term: str, claim: list[tuple[str, str]], span: list[tuple[str, str]]) -> bool:
+    """Whether the span has a synonym of the claim's word (one the claim does not use) next to
+    the word the claim's word is next to, on the same side."""
+    claim_terms = {t for t, _ in claim}
+    for i, (said, word) in enumerate(claim):
+        if said != term:
+            continue
+        before = claim[i - 1][0] if i else None
+        after = claim[i + 1][0] if i + 1 < len(claim) else None
+        for j, (heard, other) in enumerate(span):
+            if heard in claim_terms or not wordnet.synonymous(word, other):
+                continue
+            if (before is not None and j and span[j - 1][0] == before) or (
+                after is not None and j + 1 < len(span) and span[j + 1][0] == after
+            ):
+                return True
+    return False
+
+
+def _scope_said_alike(word: str, span_scope: frozenset[str]) -> bool:
+    """Whether the span says a scope word of the claim with another of its antonym group's
+    side: "can" / "may" (permission), "need" / "must" (requirement)."""
+    return bool(
+        _SAME_SIDE.get(english_stem(word), frozenset())
+        & {english_stem(w) for w in span_scope if w.isascii()}
+    )
 
 
 def _roles_differ(statement: str, span: str, key_terms: set[str]) -> list[str]:

@@ -341,3 +341,52 @@ def test_a_claim_that_leaves_out_the_spans_limit_is_not_verified() -> None:
     assert any("without its limit (over 500,000 JPY)" in r for r in found.reasons)
     # the limit stated: verified
     assert verdict("Expenses over 500,000 yen require prior approval.", APPROVAL) == "verified"
+
+
+LEAVE = "Full-time employees receive 20 days of paid leave per year."
+LAPTOPS = "All laptops must use full-disk encryption."
+LEARNER = (
+    "We propose the Neuro-Symbolic Concept Learner (NS-CL), a model that learns visual "
+    "concepts, words, and semantic parsing of sentences without explicit supervision on any of "
+    "them; instead, our model learns by simply looking at images and reading paired questions "
+    "and answers."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        # a WordNet synonym in place: receive's second verb sense is "get"
+        ("Full-time employees get 20 days of paid leave per year.", LEAVE),
+        # a word of the modal's side: the span's "must" is a scope word, not a key term
+        ("Full-disk encryption is mandatory on all laptops.", LAPTOPS),
+        ("All laptops need full-disk encryption.", LAPTOPS),
+        # a scope word of the same side: "can" / "may" (permission)
+        (
+            "Unused leave can be carried over for one year only.",
+            "Unused leave may be carried over for one year only.",
+        ),
+    ],
+)
+def test_a_documented_synonym_in_place_verifies(claim: str, evidence: str) -> None:
+    found = check_claim(claim, evidence)
+    assert found.verdict == "verified", found.reasons
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        # "interpretation" is a synonym of the span's "reading", but not where the span says it
+        "We propose the Neuro-Symbolic Interpretation Learner (NS-CL), a model that learns "
+        "visual concepts, words, and semantic parsing of sentences without explicit "
+        "supervision on any of them.",
+        # "phrase" and "word" are synonyms as verbs only; these are nouns
+        "We propose the Neuro-Symbolic Concept Learner (NS-CL), a model that learns visual "
+        "concepts, phrases, and semantic parsing of sentences without explicit supervision on "
+        "any of them.",
+    ],
+)
+def test_a_synonym_out_of_place_or_of_another_part_of_speech_is_not_verified(
+    claim: str,
+) -> None:
+    assert verdict(claim, LEARNER) == "unverified"
