@@ -390,7 +390,7 @@ def _clause(text: str) -> _Clause:
     # Skip the English party pass when no word is a party noun (and none is possessive).
     english_parties = "'" in text or not _PARTY_FORMS.keys().isdisjoint(word_set)
     parties, agent = _parties(words if english_parties else [], morphemes)
-    sides, cue_words = _sides(text, frozenset(stems), ja_forms)
+    sides, cue_words = _sides(text, frozenset(stems) | _irregular_cue_stems(words), ja_forms)
     return _Clause(
         terms=frozenset(content_terms(text)),
         negations=tuple(negations),
@@ -411,6 +411,19 @@ def _clause(text: str) -> _Clause:
         text=text,
         negated=_negated_terms(words) if not morphemes else None,
     )
+
+
+def _irregular_cue_stems(words: list[str]) -> frozenset[str]:
+    """The antonym-group stems of English words the stemmer leaves as they are because they
+    inflect irregularly ("fell" is "fall", "rose" is "rise", "grew" is "grow"; WordNet's
+    exception lists): without them "Revenue fell" names no side of the change group, and
+    against "Revenue increased" it is a word missing, not a reversal."""
+    found: set[str] = set()
+    for word in words:
+        for base in wordnet.lemmas(word) if len(word) > 2 else ():
+            if base != word and (stem := english_stem(base)) in _CUE_STEMS:
+                found.add(stem)
+    return frozenset(found)
 
 
 def _negated_terms(words: list[str]) -> frozenset[str]:

@@ -390,3 +390,20 @@ def test_a_synonym_out_of_place_or_of_another_part_of_speech_is_not_verified(
     claim: str,
 ) -> None:
     assert verdict(claim, LEARNER) == "unverified"
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence", "expected"),
+    [
+        # an irregular past tense names its antonym group's side as its base form does
+        ("Revenue fell by 15% last year.", "Revenue increased by 15% last year.", "refuted"),
+        ("Revenue rose by 15% last year.", "Revenue decreased by 15% last year.", "refuted"),
+        ("Staff numbers grew by 3%.", "Staff numbers were reduced by 3%.", "refuted"),
+        ("Revenue fell by 15% last year.", "Revenue decreased by 15% last year.", "verified"),
+    ],
+)
+def test_an_irregular_verb_is_read_as_its_base_form_for_the_reversal(
+    claim: str, evidence: str, expected: str
+) -> None:
+    found = check_claim(claim, evidence)
+    assert found.verdict == expected, found.reasons
