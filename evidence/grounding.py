@@ -821,6 +821,8 @@ def _lacking(statement: str, paragraph: str, claim_numbers: list[Quantity]) -> l
         lacking += [str(q) for q in absent_numbers]
         lacking += sorted(w for w in scope - span_scope if not _scope_said_alike(w, span_scope))
         lacking += _limits_left_out(claim_numbers, span)
+        if not lacking and statement.isascii():
+            lacking = _modifiers_left_out(statement, span)
         if negations % 2 != span_negations % 2 and "not" not in lacking:
             lacking.append(why.say(why.POLARITY_DIFFERS))
         if not lacking:
@@ -945,6 +947,48 @@ def _limits_left_out(claim_numbers: list[Quantity], span: str) -> list[str]:
         for q in extract_numbers(span)
         if q.bound in _LIMITING_BOUNDS and q.value not in values
     ]
+
+
+# What may stand before a noun the claim says bare: a determiner, or nothing (a claim that
+# starts with the noun: "Contracts signed abroad ...").
+_DETERMINERS = frozenset((
+    "", "a", "an", "the", "this", "that", "these", "those", "its", "their", "his", "her", "our",
+    "your", "my", "any", "every", "each", "some", "no", "all",
+))  # fmt: skip
+
+
+def _modifiers_left_out(statement: str, span: str) -> list[str]:
+    """The span's polar adjectives the claim drops from a noun it says bare: "produces an
+    output" against "produces a correct output" (`_polar_adjective`: correct / incorrect,
+    valid / invalid). The span says which of two kinds, and the claim says it of both, so it
+    is not verified by construction. Other modifiers ("annual", "visual", "semantic") name no
+    opposite kind and may be dropped, as summaries do; and a noun the claim says with a
+    modifier of its own ("the social media app") is another mention, not the span's."""
+    claim = _EN_WORD.findall(normalise(statement))
+    said = frozenset(claim)
+    bare = {noun for before, noun in itertools.pairwise(["", *claim]) if before in _DETERMINERS}
+    heard = _EN_WORD.findall(normalise(span))
+    return [
+        why.say(why.MODIFIER_LEFT_OUT, noun=noun, modifier=adjective)
+        for adjective, noun in itertools.pairwise(heard)
+        if noun in bare and adjective not in said and _polar_adjective(adjective)
+    ][:1]
+
+
+def _polar_adjective(word: str) -> bool:
+    """Whether WordNet opposes the adjective to its own negation as a direct antonym: correct
+    / incorrect, valid / invalid, successful / unsuccessful, legal / illegal. Such a word
+    says the thing meets a standard; "annual" (against "perennial") or "visual" only
+    describe it, and a summary may leave them out."""
+    if len(word) <= 2:
+        return False
+    opposites = wordnet.antonyms(word, frozenset({wordnet.Kind.DIRECT}), "a")
+    return any(o == prefix + word for o in opposites for prefix in _NEGATIVE_PREFIXES)
+
+
+# English's negative prefixes, the assimilated forms of in- among them (il-legal, im-possible,
+# ir-regular).
+_NEGATIVE_PREFIXES = ("un", "non", "in", "il", "im", "ir", "dis")
 
 
 _KANA = re.compile(r"[\u3041-\u309f\u30a0-\u30ffー]+")

@@ -407,3 +407,47 @@ def test_an_irregular_verb_is_read_as_its_base_form_for_the_reversal(
 ) -> None:
     found = check_claim(claim, evidence)
     assert found.verdict == expected, found.reasons
+
+
+VERIFICATION = (
+    "We present the first verification that a neural network for perception tasks produces a "
+    "correct output within a specified tolerance for every input of interest."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        (
+            "We present the first verification that a neural network for perception tasks "
+            "produces an output within a specified tolerance for every input of interest.",
+            VERIFICATION,
+        ),
+        ("The form needs a signature.", "The form needs a valid signature."),
+        ("Contracts signed abroad are binding.", "Legal contracts signed abroad are binding."),
+    ],
+)
+def test_a_claim_that_drops_a_polar_qualifier_of_a_noun_is_not_verified(
+    claim: str, evidence: str
+) -> None:
+    found = check_claim(claim, evidence)
+    assert found.verdict == "unverified", found.reasons
+    assert any("qualifier" in reason for reason in found.reasons), found.reasons
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        # descriptive modifiers name no opposite kind: a summary may leave them out
+        (
+            "The subscription fee is invoiced on January 15, 2025.",
+            "The annual subscription fee is invoiced on January 15, 2025.",
+        ),
+        (VERIFICATION, VERIFICATION),
+    ],
+)
+def test_a_claim_that_drops_a_descriptive_modifier_stays_verified(
+    claim: str, evidence: str
+) -> None:
+    found = check_claim(claim, evidence)
+    assert found.verdict == "verified", found.reasons
