@@ -819,7 +819,9 @@ def _lacking(statement: str, paragraph: str, claim_numbers: list[Quantity]) -> l
             absent = {t for t in absent if not _written_otherwise(t, statement, span)}
         lacking = _surface_words(absent, statement, [])
         lacking += [str(q) for q in absent_numbers]
-        lacking += sorted(w for w in scope - span_scope if not _scope_said_alike(w, span_scope))
+        lacking += sorted(
+            w for w in scope - span_scope if not _scope_said_alike(w, span_scope, statement, span)
+        )
         lacking += _limits_left_out(claim_numbers, span)
         if not lacking and statement.isascii():
             lacking = _modifiers_left_out(statement, span)
@@ -885,13 +887,29 @@ def _synonym_in_place(term: str, claim: list[tuple[str, str]], span: list[tuple[
     return False
 
 
-def _scope_said_alike(word: str, span_scope: frozenset[str]) -> bool:
-    """Whether the span says a scope word of the claim with another of its antonym group's
-    side: "can" / "may" (permission), "need" / "must" (requirement)."""
-    return bool(
-        _SAME_SIDE.get(english_stem(word), frozenset())
-        & {english_stem(w) for w in span_scope if w.isascii()}
-    )
+def _scope_said_alike(word: str, span_scope: frozenset[str], statement: str, span: str) -> bool:
+    """Whether the span says a scope word of the claim in other words: another word of its
+    antonym group's side ("can" / "may", permission); a distributive for a distributive
+    ("each year" / "per year" / "every year"); a period counted from an event ("within 30 days
+    after the trip" / "within 30 days of the trip")."""
+    if _SAME_SIDE.get(english_stem(word), frozenset()) & {
+        english_stem(w) for w in span_scope if w.isascii()
+    }:
+        return True
+    if word in _DISTRIBUTIVES:
+        return bool(_DISTRIBUTIVES & set(_EN_WORD.findall(normalise(span))))
+    if word == "after":
+        claimed = {m.group(1) for m in _WITHIN_AFTER.finditer(normalise(statement))}
+        return bool(claimed & {m.group(1) for m in _WITHIN_OF.finditer(normalise(span))})
+    return False
+
+
+# Each of these says "for every one": "20 days each year", "per year", "every year".
+_DISTRIBUTIVES = frozenset({"each", "every", "per"})
+# A period counted from an event: its length (the unit) as read in the claim and the span.
+_PERIOD = r"within\s+\S+\s+(day|week|month|year|business day|working day)s?"
+_WITHIN_AFTER = re.compile(rf"\b{_PERIOD}\s+(?:after|following)\b")
+_WITHIN_OF = re.compile(rf"\b{_PERIOD}\s+(?:of|after|following)\b")
 
 
 def _roles_differ(statement: str, span: str, key_terms: set[str]) -> list[str]:

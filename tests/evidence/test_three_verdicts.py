@@ -451,3 +451,33 @@ def test_a_claim_that_drops_a_descriptive_modifier_stays_verified(
 ) -> None:
     found = check_claim(claim, evidence)
     assert found.verdict == "verified", found.reasons
+
+
+TRAVEL = "Employees must submit travel expense reports within 30 days of returning from a trip."
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence", "expected"),
+    [
+        # a distributive for a distributive
+        ("Full-time employees get 20 days of paid leave each year.", LEAVE, "verified"),
+        ("Full-time employees get 20 days of paid leave every year.", LEAVE, "verified"),
+        # a period counted from an event: "within N days after" is "within N days of"
+        (
+            "Travel expense reports have to be submitted within 30 days after the trip.",
+            TRAVEL,
+            "verified",
+        ),
+        # ... but not one before it
+        (
+            "Travel expense reports are submitted within 30 days before the trip.",
+            TRAVEL,
+            "unverified",
+        ),
+    ],
+)
+def test_a_scope_word_said_in_other_words_verifies(
+    claim: str, evidence: str, expected: str
+) -> None:
+    found = check_claim(claim, evidence)
+    assert found.verdict == expected, found.reasons
