@@ -605,7 +605,8 @@ def rule_verdict(claim: str, paragraph: str, *, similarity: float | None = None)
 
     # Number words are checked as numbers ("five hundred dollars" is $500), not as terms.
     number_terms = set(content_terms(" ".join(q.surface for q in claim_numbers)))
-    key_terms = {t for t in claim_terms if not t[0].isdigit()} - number_terms
+    # An era name is part of its year (令和7年 is 2025年), as in `_lacking`.
+    key_terms = {t for t in claim_terms if not t[0].isdigit()} - number_terms - set(ERAS)
     covered = key_terms & paragraph_terms
     coverage = len(covered) / len(key_terms) if key_terms else 1.0
     threshold = COVERAGE_MIN

@@ -481,3 +481,12 @@ def test_a_scope_word_said_in_other_words_verifies(
 ) -> None:
     found = check_claim(claim, evidence)
     assert found.verdict == expected, found.reasons
+
+
+def test_an_era_name_is_no_missing_word_in_the_coverage_figure() -> None:
+    # 令和 is part of the year, as the verdict reads it: the reason's figure agrees
+    found = check_claim(
+        "本規程は令和7年4月1日から施行される。", "本規程は2025年4月1日から施行する。"
+    )
+    assert found.verdict == "verified"
+    assert found.coverage == 1.0, found.reasons
