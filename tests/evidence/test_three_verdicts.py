@@ -490,3 +490,21 @@ def test_an_era_name_is_no_missing_word_in_the_coverage_figure() -> None:
     )
     assert found.verdict == "verified"
     assert found.coverage == 1.0, found.reasons
+
+
+QUALIFIED = st.sampled_from([
+    "The system produces a {}output for every input of interest.",
+    "The form needs a {}signature from the line manager.",
+    "Each expense report includes a {}receipt for the hotel.",
+])  # fmt: skip
+POLAR = st.sampled_from(["correct", "valid", "legal", "complete", "accurate", "successful"])
+
+
+@settings(max_examples=30, deadline=None)
+@given(QUALIFIED, POLAR)
+def test_dropping_a_polar_qualifier_never_verifies_and_keeping_it_does(
+    template: str, adjective: str
+) -> None:
+    span = template.format(adjective + " ")
+    assert verdict(template.format(""), span) == "unverified"
+    assert verdict(span, span) == "verified"
