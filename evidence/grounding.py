@@ -854,6 +854,8 @@ def _not_said_in_other_words(
     for term in absent:
         if _SAME_SIDE.get(term, frozenset()) & scope_terms:
             continue
+        if term in _DEADLINE_TERMS and _same_deadline(statement, span):
+            continue
         claim_words = claim_words or _content_words(statement)
         if not _synonym_in_place(term, claim_words, _content_words(span)):
             kept.add(term)
@@ -900,17 +902,30 @@ def _scope_said_alike(word: str, span_scope: frozenset[str], statement: str, spa
     if word in _DISTRIBUTIVES:
         return bool(_DISTRIBUTIVES & set(_EN_WORD.findall(normalise(span))))
     if word == "after":
-        claimed = {m.group(1) for m in _WITHIN_AFTER.finditer(normalise(statement))}
-        return bool(claimed & {m.group(1) for m in _WITHIN_OF.finditer(normalise(span))})
+        return _same_deadline(statement, span)
     return False
+
+
+def _same_deadline(statement: str, span: str) -> bool:
+    """Whether the claim states the span's period counted from an event in other words:
+    "within 30 days after X", "no later than 30 days after X", "30 days after X at the
+    latest" for the span's "within 30 days of X" (the length's unit read on both sides)."""
+    claimed = {m.group(1) or m.group(2) for m in _DEADLINE.finditer(normalise(statement))}
+    return bool(claimed and claimed & {m.group(1) for m in _WITHIN_OF.finditer(normalise(span))})
 
 
 # Each of these says "for every one": "20 days each year", "per year", "every year".
 _DISTRIBUTIVES = frozenset({"each", "every", "per"})
 # A period counted from an event: its length (the unit) as read in the claim and the span.
-_PERIOD = r"within\s+\S+\s+(day|week|month|year|business day|working day)s?"
-_WITHIN_AFTER = re.compile(rf"\b{_PERIOD}\s+(?:after|following)\b")
+_LENGTH = r"\S+\s+(day|week|month|year|business day|working day)s?"
+_PERIOD = rf"within\s+{_LENGTH}"
+_DEADLINE = re.compile(
+    rf"\b(?:within|no later than)\s+{_LENGTH}\s+(?:after|following)\b"
+    rf"|\b{_LENGTH}\s+(?:after|following)\b[^.;]*\bat the latest\b"
+)
 _WITHIN_OF = re.compile(rf"\b{_PERIOD}\s+(?:of|after|following)\b")
+# The words of a deadline said in other words ("no later than", "at the latest").
+_DEADLINE_TERMS = frozenset({"later", "latest"})
 
 
 def _roles_differ(statement: str, span: str, key_terms: set[str]) -> list[str]:

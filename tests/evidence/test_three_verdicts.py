@@ -454,6 +454,7 @@ def test_a_claim_that_drops_a_descriptive_modifier_stays_verified(
 
 
 TRAVEL = "Employees must submit travel expense reports within 30 days of returning from a trip."
+BUYER = "The Buyer shall pay the Seller the price of 12,000,000 yen within 60 days of delivery."
 
 
 @pytest.mark.parametrize(
@@ -468,7 +469,11 @@ TRAVEL = "Employees must submit travel expense reports within 30 days of returni
             TRAVEL,
             "verified",
         ),
-        # ... but not one before it
+        # a deadline in other words: "no later than N days after", "N days after ... at the latest"
+        ("The buyer pays the price 60 days after delivery at the latest.", BUYER, "verified"),
+        ("The buyer pays the price no later than 60 days after delivery.", BUYER, "verified"),
+        # ... but not a period before the event, nor one with no deadline
+        ("The buyer pays the price 60 days after delivery.", BUYER, "unverified"),
         (
             "Travel expense reports are submitted within 30 days before the trip.",
             TRAVEL,
