@@ -390,7 +390,7 @@ def _clause(text: str) -> _Clause:
     # Skip the English party pass when no word is a party noun (and none is possessive).
     english_parties = "'" in text or not _PARTY_FORMS.keys().isdisjoint(word_set)
     parties, agent = _parties(words if english_parties else [], morphemes)
-    sides, cue_words = _sides(text, frozenset(stems), ja_forms)
+    sides, cue_words = _sides(text, frozenset(stems) | _irregular_cue_stems(words), ja_forms)
     return _Clause(
         terms=frozenset(content_terms(text)),
         negations=tuple(negations),
@@ -411,6 +411,19 @@ def _clause(text: str) -> _Clause:
         text=text,
         negated=_negated_terms(words) if not morphemes else None,
     )
+
+
+def _irregular_cue_stems(words: list[str]) -> frozenset[str]:
+    """The antonym-group stems of English words the stemmer leaves as they are because they
+    inflect irregularly ("fell" is "fall", "rose" is "rise", "grew" is "grow"; WordNet's
+    exception lists): without them "Revenue fell" names no side of the change group, and
+    against "Revenue increased" it is a word missing, not a reversal."""
+    found: set[str] = set()
+    for word in words:
+        for base in wordnet.lemmas(word) if len(word) > 2 else ():
+            if base != word and (stem := english_stem(base)) in _CUE_STEMS:
+                found.add(stem)
+    return frozenset(found)
 
 
 def _negated_terms(words: list[str]) -> frozenset[str]:
@@ -592,7 +605,8 @@ def rule_verdict(claim: str, paragraph: str, *, similarity: float | None = None)
 
     # Number words are checked as numbers ("five hundred dollars" is $500), not as terms.
     number_terms = set(content_terms(" ".join(q.surface for q in claim_numbers)))
-    key_terms = {t for t in claim_terms if not t[0].isdigit()} - number_terms
+    # An era name is part of its year (令和7年 is 2025年), as in `_lacking`.
+    key_terms = {t for t in claim_terms if not t[0].isdigit()} - number_terms - set(ERAS)
     covered = key_terms & paragraph_terms
     covered |= japanese.said_otherwise(key_terms - covered, statement, paragraph)
     coverage = len(covered) / len(key_terms) if key_terms else 1.0
@@ -801,12 +815,18 @@ def _lacking(statement: str, paragraph: str, claim_numbers: list[Quantity]) -> l
         absent = {
             t for t in key_terms - span_terms if not _said_alike(t, surfaces.get(t, t), span_terms)
         }
+        if absent and statement.isascii():
+            absent = _not_said_in_other_words(absent, statement, span, span_scope)
         absent -= japanese.said_otherwise(absent, statement, span)
         lacking = _surface_words(absent, statement, [])
         lacking += [str(q) for q in absent_numbers]
-        lacking += sorted(scope - span_scope)
+        lacking += sorted(
+            w for w in scope - span_scope if not _scope_said_alike(w, span_scope, statement, span)
+        )
         lacking += _limits_left_out(claim_numbers, span)
         lacking += japanese.unseen_differences(statement, span)
+        if not lacking and statement.isascii():
+            lacking = _modifiers_left_out(statement, span)
         if negations % 2 != span_negations % 2 and "not" not in lacking:
             lacking.append(why.say(why.POLARITY_DIFFERS))
         if not lacking:
@@ -816,6 +836,97 @@ def _lacking(statement: str, paragraph: str, claim_numbers: list[Quantity]) -> l
         if best is None or len(lacking) < len(best):
             best = lacking
     return best if best is not None else [why.NO_ALIGNED_SPAN]
+
+
+def _not_said_in_other_words(
+    absent: set[str], statement: str, span: str, span_scope: frozenset[str]
+) -> set[str]:
+    """The claim's English words the span says in none of its own words' documented senses.
+    Said in other words: a word of the same side of an antonym group as a scope word of the
+    span ("mandatory", "need" / "must": the modal is a scope word, never a key term, so the
+    term check alone cannot see it), or a WordNet synonym (evidence.wordnet.synonymous: a
+    frequent sense of either, in the main part of speech of both) that stands where the
+    claim's word stands, beside the same word on one side: "employees get" / "employees
+    receive". A synonym elsewhere in the span is another statement: "Interpretation Learner"
+    is not "Concept Learner" because the span says "reading" further on."""
+    scope_terms = {english_stem(w) for w in span_scope if w.isascii()}
+    kept = set()
+    claim_words: list[tuple[str, str]] | None = None
+    for term in absent:
+        if _SAME_SIDE.get(term, frozenset()) & scope_terms:
+            continue
+        if term in _DEADLINE_TERMS and _same_deadline(statement, span):
+            continue
+        claim_words = claim_words or _content_words(statement)
+        if not _synonym_in_place(term, claim_words, _content_words(span)):
+            kept.add(term)
+    return kept
+
+
+def _content_words(text: str) -> list[tuple[str, str]]:
+    """(term, word) for each English content word of a text, in order."""
+    found = []
+    for word in _EN_WORD.findall(normalise(text)):
+        if terms := content_terms(word):
+            found.append((terms[0], word))
+    return found
+
+
+def _synonym_in_place(term: str, claim: list[tuple[str, str]], span: list[tuple[str, str]]) -> bool:
+    """Whether the span has a synonym of the claim's word (one the claim does not use) next to
+    the word the claim's word is next to, on the same side."""
+    claim_terms = {t for t, _ in claim}
+    for i, (said, word) in enumerate(claim):
+        if said != term:
+            continue
+        before = claim[i - 1][0] if i else None
+        after = claim[i + 1][0] if i + 1 < len(claim) else None
+        for j, (heard, other) in enumerate(span):
+            if heard in claim_terms or not wordnet.synonymous(word, other):
+                continue
+            if (before is not None and j and span[j - 1][0] == before) or (
+                after is not None and j + 1 < len(span) and span[j + 1][0] == after
+            ):
+                return True
+    return False
+
+
+def _scope_said_alike(word: str, span_scope: frozenset[str], statement: str, span: str) -> bool:
+    """Whether the span says a scope word of the claim in other words: another word of its
+    antonym group's side ("can" / "may", permission); a distributive for a distributive
+    ("each year" / "per year" / "every year"); a period counted from an event ("within 30 days
+    after the trip" / "within 30 days of the trip")."""
+    if _SAME_SIDE.get(english_stem(word), frozenset()) & {
+        english_stem(w) for w in span_scope if w.isascii()
+    }:
+        return True
+    if word in _DISTRIBUTIVES:
+        return bool(_DISTRIBUTIVES & set(_EN_WORD.findall(normalise(span))))
+    if word == "after":
+        return _same_deadline(statement, span)
+    return False
+
+
+def _same_deadline(statement: str, span: str) -> bool:
+    """Whether the claim states the span's period counted from an event in other words:
+    "within 30 days after X", "no later than 30 days after X", "30 days after X at the
+    latest" for the span's "within 30 days of X" (the length's unit read on both sides)."""
+    claimed = {m.group(1) or m.group(2) for m in _DEADLINE.finditer(normalise(statement))}
+    return bool(claimed and claimed & {m.group(1) for m in _WITHIN_OF.finditer(normalise(span))})
+
+
+# Each of these says "for every one": "20 days each year", "per year", "every year".
+_DISTRIBUTIVES = frozenset({"each", "every", "per"})
+# A period counted from an event: its length (the unit) as read in the claim and the span.
+_LENGTH = r"\S+\s+(day|week|month|year|business day|working day)s?"
+_PERIOD = rf"within\s+{_LENGTH}"
+_DEADLINE = re.compile(
+    rf"\b(?:within|no later than)\s+{_LENGTH}\s+(?:after|following)\b"
+    rf"|\b{_LENGTH}\s+(?:after|following)\b[^.;]*\bat the latest\b"
+)
+_WITHIN_OF = re.compile(rf"\b{_PERIOD}\s+(?:of|after|following)\b")
+# The words of a deadline said in other words ("no later than", "at the latest").
+_DEADLINE_TERMS = frozenset({"later", "latest"})
 
 
 def _roles_differ(statement: str, span: str, key_terms: set[str]) -> list[str]:
@@ -871,6 +982,48 @@ def _limits_left_out(claim_numbers: list[Quantity], span: str) -> list[str]:
         for q in extract_numbers(span)
         if q.bound in _LIMITING_BOUNDS and q.value not in values
     ]
+
+
+# What may stand before a noun the claim says bare: a determiner, or nothing (a claim that
+# starts with the noun: "Contracts signed abroad ...").
+_DETERMINERS = frozenset((
+    "", "a", "an", "the", "this", "that", "these", "those", "its", "their", "his", "her", "our",
+    "your", "my", "any", "every", "each", "some", "no", "all",
+))  # fmt: skip
+
+
+def _modifiers_left_out(statement: str, span: str) -> list[str]:
+    """The span's polar adjectives the claim drops from a noun it says bare: "produces an
+    output" against "produces a correct output" (`_polar_adjective`: correct / incorrect,
+    valid / invalid). The span says which of two kinds, and the claim says it of both, so it
+    is not verified by construction. Other modifiers ("annual", "visual", "semantic") name no
+    opposite kind and may be dropped, as summaries do; and a noun the claim says with a
+    modifier of its own ("the social media app") is another mention, not the span's."""
+    claim = _EN_WORD.findall(normalise(statement))
+    said = frozenset(claim)
+    bare = {noun for before, noun in itertools.pairwise(["", *claim]) if before in _DETERMINERS}
+    heard = _EN_WORD.findall(normalise(span))
+    return [
+        why.say(why.MODIFIER_LEFT_OUT, noun=noun, modifier=adjective)
+        for adjective, noun in itertools.pairwise(heard)
+        if noun in bare and adjective not in said and _polar_adjective(adjective)
+    ][:1]
+
+
+def _polar_adjective(word: str) -> bool:
+    """Whether WordNet opposes the adjective to its own negation as a direct antonym: correct
+    / incorrect, valid / invalid, successful / unsuccessful, legal / illegal. Such a word
+    says the thing meets a standard; "annual" (against "perennial") or "visual" only
+    describe it, and a summary may leave them out."""
+    if len(word) <= 2:
+        return False
+    opposites = wordnet.antonyms(word, frozenset({wordnet.Kind.DIRECT}), "a")
+    return any(o == prefix + word for o in opposites for prefix in _NEGATIVE_PREFIXES)
+
+
+# English's negative prefixes, the assimilated forms of in- among them (il-legal, im-possible,
+# ir-regular).
+_NEGATIVE_PREFIXES = ("un", "non", "in", "il", "im", "ir", "dis")
 
 
 # The restriction and condition words (evidence.lexicon says what each kind must meet).

@@ -72,6 +72,7 @@ JUDGE_REFUTED = gettext_noop(
 )
 POLARITY_DIFFERS = gettext_noop("the same words with another polarity (a negation)")
 LIMIT_LEFT_OUT = gettext_noop("it without its limit (%(limit)s)")
+MODIFIER_LEFT_OUT = gettext_noop('it without its qualifier ("%(modifier)s %(noun)s")')
 ORDER_DIFFERS = gettext_noop('"%(first)s" before "%(second)s": it says them the other way round')
 SAID_AGAIN = gettext_noop('"%(word)s" as often as the claim does')
 NO_ALIGNED_SPAN = gettext_noop("no sentence of the cited text shares the claim's words")

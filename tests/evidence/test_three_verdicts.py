@@ -341,3 +341,175 @@ def test_a_claim_that_leaves_out_the_spans_limit_is_not_verified() -> None:
     assert any("without its limit (over 500,000 JPY)" in r for r in found.reasons)
     # the limit stated: verified
     assert verdict("Expenses over 500,000 yen require prior approval.", APPROVAL) == "verified"
+
+
+LEAVE = "Full-time employees receive 20 days of paid leave per year."
+LAPTOPS = "All laptops must use full-disk encryption."
+LEARNER = (
+    "We propose the Neuro-Symbolic Concept Learner (NS-CL), a model that learns visual "
+    "concepts, words, and semantic parsing of sentences without explicit supervision on any of "
+    "them; instead, our model learns by simply looking at images and reading paired questions "
+    "and answers."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        # a WordNet synonym in place: receive's second verb sense is "get"
+        ("Full-time employees get 20 days of paid leave per year.", LEAVE),
+        # a word of the modal's side: the span's "must" is a scope word, not a key term
+        ("Full-disk encryption is mandatory on all laptops.", LAPTOPS),
+        ("All laptops need full-disk encryption.", LAPTOPS),
+        # a scope word of the same side: "can" / "may" (permission)
+        (
+            "Unused leave can be carried over for one year only.",
+            "Unused leave may be carried over for one year only.",
+        ),
+    ],
+)
+def test_a_documented_synonym_in_place_verifies(claim: str, evidence: str) -> None:
+    found = check_claim(claim, evidence)
+    assert found.verdict == "verified", found.reasons
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        # "interpretation" is a synonym of the span's "reading", but not where the span says it
+        "We propose the Neuro-Symbolic Interpretation Learner (NS-CL), a model that learns "
+        "visual concepts, words, and semantic parsing of sentences without explicit "
+        "supervision on any of them.",
+        # "phrase" and "word" are synonyms as verbs only; these are nouns
+        "We propose the Neuro-Symbolic Concept Learner (NS-CL), a model that learns visual "
+        "concepts, phrases, and semantic parsing of sentences without explicit supervision on "
+        "any of them.",
+    ],
+)
+def test_a_synonym_out_of_place_or_of_another_part_of_speech_is_not_verified(
+    claim: str,
+) -> None:
+    assert verdict(claim, LEARNER) == "unverified"
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence", "expected"),
+    [
+        # an irregular past tense names its antonym group's side as its base form does
+        ("Revenue fell by 15% last year.", "Revenue increased by 15% last year.", "refuted"),
+        ("Revenue rose by 15% last year.", "Revenue decreased by 15% last year.", "refuted"),
+        ("Staff numbers grew by 3%.", "Staff numbers were reduced by 3%.", "refuted"),
+        ("Revenue fell by 15% last year.", "Revenue decreased by 15% last year.", "verified"),
+    ],
+)
+def test_an_irregular_verb_is_read_as_its_base_form_for_the_reversal(
+    claim: str, evidence: str, expected: str
+) -> None:
+    found = check_claim(claim, evidence)
+    assert found.verdict == expected, found.reasons
+
+
+VERIFICATION = (
+    "We present the first verification that a neural network for perception tasks produces a "
+    "correct output within a specified tolerance for every input of interest."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        (
+            "We present the first verification that a neural network for perception tasks "
+            "produces an output within a specified tolerance for every input of interest.",
+            VERIFICATION,
+        ),
+        ("The form needs a signature.", "The form needs a valid signature."),
+        ("Contracts signed abroad are binding.", "Legal contracts signed abroad are binding."),
+    ],
+)
+def test_a_claim_that_drops_a_polar_qualifier_of_a_noun_is_not_verified(
+    claim: str, evidence: str
+) -> None:
+    found = check_claim(claim, evidence)
+    assert found.verdict == "unverified", found.reasons
+    assert any("qualifier" in reason for reason in found.reasons), found.reasons
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        # descriptive modifiers name no opposite kind: a summary may leave them out
+        (
+            "The subscription fee is invoiced on January 15, 2025.",
+            "The annual subscription fee is invoiced on January 15, 2025.",
+        ),
+        (VERIFICATION, VERIFICATION),
+    ],
+)
+def test_a_claim_that_drops_a_descriptive_modifier_stays_verified(
+    claim: str, evidence: str
+) -> None:
+    found = check_claim(claim, evidence)
+    assert found.verdict == "verified", found.reasons
+
+
+TRAVEL = "Employees must submit travel expense reports within 30 days of returning from a trip."
+BUYER = "The Buyer shall pay the Seller the price of 12,000,000 yen within 60 days of delivery."
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence", "expected"),
+    [
+        # a distributive for a distributive
+        ("Full-time employees get 20 days of paid leave each year.", LEAVE, "verified"),
+        ("Full-time employees get 20 days of paid leave every year.", LEAVE, "verified"),
+        # a period counted from an event: "within N days after" is "within N days of"
+        (
+            "Travel expense reports have to be submitted within 30 days after the trip.",
+            TRAVEL,
+            "verified",
+        ),
+        # a deadline in other words: "no later than N days after", "N days after ... at the latest"
+        ("The buyer pays the price 60 days after delivery at the latest.", BUYER, "verified"),
+        ("The buyer pays the price no later than 60 days after delivery.", BUYER, "verified"),
+        # ... but not a period before the event, nor one with no deadline
+        ("The buyer pays the price 60 days after delivery.", BUYER, "unverified"),
+        (
+            "Travel expense reports are submitted within 30 days before the trip.",
+            TRAVEL,
+            "unverified",
+        ),
+    ],
+)
+def test_a_scope_word_said_in_other_words_verifies(
+    claim: str, evidence: str, expected: str
+) -> None:
+    found = check_claim(claim, evidence)
+    assert found.verdict == expected, found.reasons
+
+
+def test_an_era_name_is_no_missing_word_in_the_coverage_figure() -> None:
+    # 令和 is part of the year, as the verdict reads it: the reason's figure agrees
+    found = check_claim(
+        "本規程は令和7年4月1日から施行される。", "本規程は2025年4月1日から施行する。"
+    )
+    assert found.verdict == "verified"
+    assert found.coverage == 1.0, found.reasons
+
+
+QUALIFIED = st.sampled_from([
+    "The system produces a {}output for every input of interest.",
+    "The form needs a {}signature from the line manager.",
+    "Each expense report includes a {}receipt for the hotel.",
+])  # fmt: skip
+POLAR = st.sampled_from(["correct", "valid", "legal", "complete", "accurate", "successful"])
+
+
+@settings(max_examples=30, deadline=None)
+@given(QUALIFIED, POLAR)
+def test_dropping_a_polar_qualifier_never_verifies_and_keeping_it_does(
+    template: str, adjective: str
+) -> None:
+    span = template.format(adjective + " ")
+    assert verdict(template.format(""), span) == "unverified"
+    assert verdict(span, span) == "verified"

@@ -114,3 +114,21 @@ def test_a_listed_word_is_not_read_as_a_comparative() -> None:
     assert "on" not in wordnet.antonyms("offer")
     # an unlisted comparative still finds its adjective
     assert "cheap" in wordnet.lemmas("cheaper")
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "expected"),
+    [
+        ("get", "receive", True),  # receive's second verb sense
+        ("received", "gets", True),  # on base forms
+        ("mandatory", "required", True),
+        ("phrases", "words", False),  # synonyms as verbs, nouns here
+        ("get", "incur", False),  # get's fourth sense: not among its most frequent
+        ("rose", "fell", False),
+        ("receive", "receives", False),  # the same word is no synonym
+    ],
+)
+def test_synonymous_reads_the_most_frequent_senses_of_the_main_part_of_speech(
+    first: str, second: str, expected: bool
+) -> None:
+    assert wordnet.synonymous(first, second) is expected
