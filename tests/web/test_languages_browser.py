@@ -66,11 +66,13 @@ CONFLICT_REASON = "the policy governs over the older text"
 # Two words of Latin letters in a row; a line break, a tab (between table cells), a digit or
 # punctuation ends a run.
 ENGLISH_RUN = re.compile(
-    r"(?<![\w.])[A-Za-z]+(?:'[a-z]+)?(?:[ \u00a0]+[A-Za-z]+(?:'[a-z]+)?)+(?![\w.])"
+    r"(?<!\w)(?<!\w\.)[A-Za-z]+(?:'[a-z]+)?(?:[ \u00a0]+[A-Za-z]+(?:'[a-z]+)?)+(?!\w|\.\w)"
 )
 # Names a Japanese page shows as they are, each with why (runs of two words or more).
 NAMES = {
     "MARIA Governance Engine": "the product's name",
+    "REST API": "a technical name, written so in Japanese",
+    "JSON Lines": "a file format's name (the export)",
 }
 # What parts a message into pieces that show verbatim: placeholders and markup.
 PLACEHOLDER = re.compile(r"%\([a-z_]+\)[-+ #0-9.]*[a-z]|%[sd]|<[^>]*>")
@@ -109,24 +111,24 @@ def leaks(text: str, language: str, seeded: tuple[str, ...]) -> list[str]:
     msgids, msgstrs = catalogue()
     if language == "en":
         return sorted(s for s in msgstrs if s in text)
-    found = {m for m in msgids if m in text and not any(m in s for s in seeded)}
-    found |= {
-        run
-        for run in ENGLISH_RUN.findall(text)
-        if not any(run in s for s in seeded) and not any(run in name for name in NAMES)
-    }
-    return sorted(found)
+    found = {m for m in msgids if m in text}
+    found |= set(ENGLISH_RUN.findall(text))
+    return sorted(
+        fragment
+        for fragment in found
+        if not any(fragment in s for s in seeded) and not any(fragment in n for n in NAMES)
+    )
 
 
 def test_the_oracle_finds_the_other_language_and_spares_the_seeded_text() -> None:
     # a sentence of the catalogue, and two English words, in a Japanese page
     found = leaks("根拠の変更\nNothing to review again.\nstill says so here", "ja", ())
-    assert found == ["Nothing to review again.", "still says so here"]
+    assert found == ["Nothing to review again", "Nothing to review again.", "still says so here"]
     found = leaks(
         "τ 0.2 · δ 0.1 · floor 0.3 · cohesion τ 0.4\nprev hash 0a1b\nG1.U1.P1 Z1", "ja", ()
     )
     # one English word alone ("floor") is the catalogue test's to find, in the templates
-    assert found == ["prev hash"]
+    assert found == ["cohesion τ", "prev hash"]
     assert leaks("MARIA Governance Engine · G1.U1.P1.Z1 · v2 ¶3 · ann", "ja", ()) == []
     # but not the seeded text, nor a run inside it
     assert leaks("回答: the evidence still says so", "ja", (PERIODIC_NOTE,)) == []
