@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from maria.wording import gettext_noop, said
+from maria.wording import Said, gettext_noop, said
 
 WEIGHT_FIELDS = ("w1", "w2", "w3", "w4")
 JUDGE_MOVES = ("verify", "refute")
@@ -104,7 +104,7 @@ class PolicyProblem:
     message: str
 
 
-def _number_problem(name: str, value: Any) -> str | None:
+def _number_problem(name: str, value: Any) -> Said | None:
     if name in _INT_FIELDS:
         if isinstance(value, bool) or not isinstance(value, int):
             return said(gettext_noop("must be a whole number"))
@@ -116,7 +116,7 @@ def _number_problem(name: str, value: Any) -> str | None:
     return None
 
 
-def _list_problems(name: str, value: Any) -> list[str]:
+def _list_problems(name: str, value: Any) -> list[Said]:
     """A list field: a non-empty list of known names, each once."""
     known = LIST_FIELDS[name]
     # A bare string is a sequence too, of letters: refused rather than read letter by letter.
