@@ -241,3 +241,18 @@ def test_the_literal_scan_finds_english_outside_translate_tags() -> None:
 def test_a_template_shows_no_english_outside_translate_tags(template: Path) -> None:
     literals = _untranslated_literals(template.read_text(encoding="utf-8"))
     assert not literals, f"wrap in {{% translate %}} (or allow with a reason): {literals}"
+
+
+# A person's judgement (判断) is not the engine's decision (決定): one word for the record.
+JUDGEMENT_NOT_DECISION = {"Ended without a person's decision"}
+
+
+def test_a_decision_is_called_one_thing_in_japanese() -> None:
+    named = [
+        e.msgid
+        for e in ENTRIES
+        if re.search(r"\bdecisions?\b", e.msgid, re.IGNORECASE)
+        and e.msgid not in JUDGEMENT_NOT_DECISION
+        and any("判断" in t for t in _translations(e))
+    ]
+    assert not named, f"a decision is 決定, as on every page: {named}"
