@@ -18,6 +18,7 @@ from coordinates.selectors import AnyUser, beneath, in_scopes, within
 from decisions.models import Decision
 from gates.selectors import scopes_of
 from maria.errors import NotFound
+from maria.wording import gettext_noop, said
 from trail import export, signing, verify, witness
 from trail.models import TrailCheckpoint, TrailEvent
 
@@ -119,14 +120,14 @@ def trail_verify(scopes: Sequence[Coordinate] | None, since: date | None) -> ver
         try:
             witnessed = witness.read_back(settings.MARIA_TRAIL_WITNESS)
         except witness.WitnessError as error:
-            unread = f"not checked: {error}"
+            unread = said(gettext_noop("not checked: %(error)s"), {"error": str(error)})
     try:
         keys = signing.public_keys()
     except signing.SigningKeyError:
         keys = []  # a misconfigured key: the checkpoint task says so; the page still verifies
     report = export.verify_export(
         trail_export(scopes, since),
-        source="the shown range",
+        source=said(gettext_noop("the shown range")),
         appendix_check=integrity.verify_evidence_records,
         public_keys=keys,
         witnessed=witnessed,

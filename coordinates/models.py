@@ -8,6 +8,7 @@ from typing import Any
 import pgtrigger
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from coordinates.coordinate import Coordinate, Level
 from maria import triggers
@@ -71,9 +72,9 @@ class ZonePolicyVersion(models.Model):
 
 
 class Role(models.TextChoices):
-    REVIEWER = "reviewer", "Reviewer"
-    ZONE_ADMIN = "zone_admin", "Zone admin"
-    AUDITOR = "auditor", "Auditor"
+    REVIEWER = "reviewer", _("Reviewer")
+    ZONE_ADMIN = "zone_admin", _("Zone admin")
+    AUDITOR = "auditor", _("Auditor")
 
 
 class RoleAssignment(models.Model):

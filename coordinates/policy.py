@@ -3,7 +3,8 @@
 A zone's effective policy is its own overrides merged over its ancestors' (zone over planet
 over universe over galaxy over the system default). Most fields are numbers; two are lists
 of names (which document kinds and statuses may carry an answer to release without a person).
-Pure: no Django.
+Pure: no Django. Problems are `said` (maria.wording): English for the API's callers that
+read them so, in the reader's language on a page.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
+
+from maria.wording import Said, gettext_noop, said
 
 WEIGHT_FIELDS = ("w1", "w2", "w3", "w4")
 JUDGE_MOVES = ("verify", "refute")
@@ -101,34 +104,52 @@ class PolicyProblem:
     message: str
 
 
-def _number_problem(name: str, value: Any) -> str | None:
+def _number_problem(name: str, value: Any) -> Said | None:
     if name in _INT_FIELDS:
         if isinstance(value, bool) or not isinstance(value, int):
-            return "must be a whole number"
+            return said(gettext_noop("must be a whole number"))
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        return "must be a number"
+        return said(gettext_noop("must be a number"))
     if not math.isfinite(value):
-        return "must be a finite number"
+        return said(gettext_noop("must be a finite number"))
     return None
 
 
-def _list_problems(name: str, value: Any) -> list[str]:
+def _list_problems(name: str, value: Any) -> list[Said]:
     """A list field: a non-empty list of known names, each once."""
     known = LIST_FIELDS[name]
     # A bare string is a sequence too, of letters: refused rather than read letter by letter.
     if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-        return [f"{name} must be a list of names from {', '.join(known)}"]
+        return [
+            said(
+                gettext_noop("%(name)s must be a list of names from %(known)s"),
+                {"name": name, "known": ", ".join(known)},
+            )
+        ]
     if not value and name not in MAY_BE_EMPTY:
-        return [f"{name} must name at least one of {', '.join(known)}"]
+        return [
+            said(
+                gettext_noop("%(name)s must name at least one of %(known)s"),
+                {"name": name, "known": ", ".join(known)},
+            )
+        ]
     problems = [
-        f"{name}: unknown name {v!r} (known: {', '.join(known)})"
+        said(
+            gettext_noop("%(name)s: unknown name %(value)s (known: %(known)s)"),
+            {"name": name, "value": repr(v), "known": ", ".join(known)},
+        )
         for v in dict.fromkeys(value)
         if v not in known
     ]
     twice = [v for v, n in Counter(value).items() if n > 1]
     if twice:
-        problems.append(f"{name} names {', '.join(map(repr, twice))} more than once")
+        problems.append(
+            said(
+                gettext_noop("%(name)s names %(twice)s more than once"),
+                {"name": name, "twice": ", ".join(map(repr, twice))},
+            )
+        )
     return problems
 
 
@@ -137,7 +158,11 @@ def check_overrides(overrides: Mapping[str, Any]) -> list[PolicyProblem]:
     problems: list[PolicyProblem] = []
     for name, value in overrides.items():
         if name not in FIELD_NAMES:
-            problems.append(PolicyProblem(name, f"unknown policy field {name!r}"))
+            problems.append(
+                PolicyProblem(
+                    name, said(gettext_noop("unknown policy field %(name)s"), {"name": repr(name)})
+                )
+            )
             continue
         if value is None:
             continue
@@ -148,20 +173,68 @@ def check_overrides(overrides: Mapping[str, Any]) -> list[PolicyProblem]:
             problems.append(PolicyProblem(name, message))
             continue
         if name in _UNIT_FIELDS and not 0.0 <= value <= 1.0:
-            problems.append(PolicyProblem(name, f"{name} must lie in [0, 1], got {value}"))
+            problems.append(
+                PolicyProblem(
+                    name,
+                    said(
+                        gettext_noop("%(name)s must lie in [0, 1], got %(value)s"),
+                        {"name": name, "value": value},
+                    ),
+                )
+            )
         elif name == "gamma" and not 0.0 < value <= 1.0:
-            problems.append(PolicyProblem(name, f"gamma must lie in (0, 1], got {value}"))
+            problems.append(
+                PolicyProblem(
+                    name,
+                    said(gettext_noop("gamma must lie in (0, 1], got %(value)s"), {"value": value}),
+                )
+            )
         elif name == "hops" and not 0 <= value <= 10:
-            problems.append(PolicyProblem(name, f"hops must be 0 to 10, got {value}"))
+            problems.append(
+                PolicyProblem(
+                    name,
+                    said(gettext_noop("hops must be 0 to 10, got %(value)s"), {"value": value}),
+                )
+            )
         elif name == "required_evidence" and not 1 <= value <= 100:
-            problems.append(PolicyProblem(name, f"required_evidence must be 1 to 100, got {value}"))
+            problems.append(
+                PolicyProblem(
+                    name,
+                    said(
+                        gettext_noop("required_evidence must be 1 to 100, got %(value)s"),
+                        {"value": value},
+                    ),
+                )
+            )
         elif name == "approvals_required" and not 1 <= value <= 5:
-            problems.append(PolicyProblem(name, f"approvals_required must be 1 to 5, got {value}"))
+            problems.append(
+                PolicyProblem(
+                    name,
+                    said(
+                        gettext_noop("approvals_required must be 1 to 5, got %(value)s"),
+                        {"value": value},
+                    ),
+                )
+            )
         elif name == "rereview_days" and not 1 <= value <= 3650:
-            problems.append(PolicyProblem(name, f"rereview_days must be 1 to 3650, got {value}"))
+            problems.append(
+                PolicyProblem(
+                    name,
+                    said(
+                        gettext_noop("rereview_days must be 1 to 3650, got %(value)s"),
+                        {"value": value},
+                    ),
+                )
+            )
         elif name == "review_sla_hours" and not 0 < value <= 24 * 365:
             problems.append(
-                PolicyProblem(name, f"review_sla_hours must be in (0, 8760], got {value}")
+                PolicyProblem(
+                    name,
+                    said(
+                        gettext_noop("review_sla_hours must be in (0, 8760], got %(value)s"),
+                        {"value": value},
+                    ),
+                )
             )
     return problems
 
@@ -173,24 +246,43 @@ def check_effective(values: PolicyValues) -> list[PolicyProblem]:
         problems.append(
             PolicyProblem(
                 "refusal_floor",
-                f"refusal_floor ({values.refusal_floor}) must not exceed tau ({values.tau})",
+                said(
+                    gettext_noop("refusal_floor (%(refusal_floor)s) must not exceed tau (%(tau)s)"),
+                    {"refusal_floor": values.refusal_floor, "tau": values.tau},
+                ),
             )
         )
     total = values.w1 + values.w2 + values.w3 + values.w4
     if abs(total - 1.0) > WEIGHT_TOLERANCE:
         problems.append(
-            PolicyProblem("weights", f"w1 + w2 + w3 + w4 must equal 1 within 1e-6, got {total:.6g}")
+            PolicyProblem(
+                "weights",
+                said(
+                    gettext_noop("w1 + w2 + w3 + w4 must equal 1 within 1e-6, got %(total)s"),
+                    {"total": f"{total:.6g}"},
+                ),
+            )
         )
     if values.floor > 1 / 3:
         # The auto gate needs every item at 3*floor or above; past 1/3 that is unreachable.
         problems.append(
             PolicyProblem(
-                "floor", f"floor above 1/3 makes the auto gate unreachable ({values.floor})"
+                "floor",
+                said(
+                    gettext_noop("floor above 1/3 makes the auto gate unreachable (%(floor)s)"),
+                    {"floor": values.floor},
+                ),
             )
         )
     if values.tau - 2 * values.delta < 0:
         problems.append(
-            PolicyProblem("delta", f"tau - 2*delta must not fall below 0 (tau {values.tau})")
+            PolicyProblem(
+                "delta",
+                said(
+                    gettext_noop("tau - 2*delta must not fall below 0 (tau %(tau)s)"),
+                    {"tau": values.tau},
+                ),
+            )
         )
     return problems
 

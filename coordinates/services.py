@@ -25,6 +25,7 @@ from coordinates.models import (
 )
 from coordinates.selectors import effective_policy, zone_get
 from maria.errors import ApplicationError, NotAuthenticated
+from maria.wording import in_language
 
 TOKEN_PREFIX_LENGTH = 8
 
@@ -64,10 +65,11 @@ def _policy_problems_to_error(
     """Raise the first problem; `inherited_by` names the zone below where it shows."""
     if problems:
         first = problems[0]
-        message = first.message
+        # In the reader's language: the API's caller's, the page's.
+        message = in_language(first.message, gettext)
         if inherited_by is not None:
             message = gettext("%(problem)s (in %(zone)s, which inherits it)") % {
-                "problem": first.message,
+                "problem": message,
                 "zone": inherited_by,
             }
         raise ApplicationError(message, code="invalid_policy", field=first.field)

@@ -18,18 +18,18 @@ EMBEDDING_DIM = 384  # every configured embedder must produce this many dimensio
 
 
 class DocumentKind(models.TextChoices):
-    POLICY = "policy", "Policy"
-    CONTRACT = "contract", "Contract"
-    REPORT = "report", "Report"
-    MINUTES = "minutes", "Minutes"
-    MEMO = "memo", "Memo"
-    EMAIL = "email", "Email"
+    POLICY = "policy", _("Policy")
+    CONTRACT = "contract", _("Contract")
+    REPORT = "report", _("Report")
+    MINUTES = "minutes", _("Minutes")
+    MEMO = "memo", _("Memo")
+    EMAIL = "email", _("Email")
 
 
 class DocumentStatus(models.TextChoices):
-    APPROVED = "approved", "Approved"
-    DRAFT = "draft", "Draft"
-    ARCHIVED = "archived", "Archived"
+    APPROVED = "approved", _("Approved")
+    DRAFT = "draft", _("Draft")
+    ARCHIVED = "archived", _("Archived")
 
 
 class Document(models.Model):
@@ -228,9 +228,9 @@ class ZoneCalibration(models.Model):
     how it did on the zone's held-back verdicts stay with it."""
 
     class Status(models.TextChoices):
-        PROPOSED = "proposed", "Proposed"
-        ADOPTED = "adopted", "Adopted"
-        RETIRED = "retired", "Retired"
+        PROPOSED = "proposed", _("Proposed")
+        ADOPTED = "adopted", _("Adopted")
+        RETIRED = "retired", _("Retired")
 
     zone = models.ForeignKey(Zone, on_delete=models.PROTECT, related_name="calibrations")
     version = models.PositiveIntegerField()

@@ -171,6 +171,13 @@ PHRASES = (
     gettext_noop("about"),
 )
 _PHRASE_PARTS = frozenset({"asked", "given", "missing"})
+# What each side of ONE_SAYS quotes: the words it says, or, for roles swapped
+# (evidence.grounding._roles_swapped), "<actor> acts", whose "acts" is the engine's word. In a
+# dict, so that TEMPLATES (the module's upper-case strings) does not take it for a reason.
+_SIDES = {
+    "acts": (re.compile(r"^'(?P<actor>.+) acts'$", re.DOTALL), gettext_noop("%(actor)s acts"))
+}
+_SIDE_PARTS = frozenset({"one", "other"})
 
 # --- a cited version against its document's current version (evidence.currency) ---
 CURRENT_CONTRADICTS = gettext_noop(
@@ -286,6 +293,11 @@ def _part(name: str, value: str, translate: Callable[[str], str]) -> str:
         return translate(value)
     if name in _PHRASE_PARTS:
         return phrases(value, translate)
+    if name in _SIDE_PARTS:
+        for pattern, template in _SIDES.values():
+            found = pattern.match(value)
+            if found is not None:
+                return "'" + translate(template) % found.groupdict() + "'"
     return value
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from coordinates import policy as zone_policy
 from coordinates.models import Role
+from maria.wording import in_language
 
 _INT_FIELDS = {"required_evidence", "hops", "approvals_required", "rereview_days"}
 # What a field means, where its name alone does not say (shown as the input's title).
@@ -30,6 +32,31 @@ _HINTS = {
         "inherit; the default is neither."
     ),
     "judge_confidence": _("The judge's confidence a move needs, from 0 to 1."),
+}
+# Each field's label: its policy name in English (as the API and the docs name it), a name in
+# words in the reader's language.
+_LABELS = {
+    "tau": _("tau"),
+    "delta": _("delta"),
+    "floor": _("floor"),
+    "refusal_floor": _("refusal_floor"),
+    "required_evidence": _("required_evidence"),
+    "w1": _("w1"),
+    "w2": _("w2"),
+    "w3": _("w3"),
+    "w4": _("w4"),
+    "cohesion_tau": _("cohesion_tau"),
+    "gamma": _("gamma"),
+    "hops": _("hops"),
+    "risk_threshold": _("risk_threshold"),
+    "review_sla_hours": _("review_sla_hours"),
+    "approvals_required": _("approvals_required"),
+    "periodic_review_rate": _("periodic_review_rate"),
+    "rereview_days": _("rereview_days"),
+    "release_kinds": _("release_kinds"),
+    "release_statuses": _("release_statuses"),
+    "judge_moves": _("judge_moves"),
+    "judge_confidence": _("judge_confidence"),
 }
 # The names a list field may hold, as the checkboxes show them.
 _CHOICE_LABELS = {
@@ -72,7 +99,7 @@ class PolicyForm(forms.Form):
             placeholder = inherited.get(name, getattr(zone_policy.SYSTEM_DEFAULT, name))
             if name in zone_policy.LIST_FIELDS:
                 self.fields[name] = _list_field(name, placeholder)
-                self.fields[name].label = name
+                self.fields[name].label = _LABELS[name]
                 continue
             widget_attrs = {"placeholder": str(placeholder), "step": "any"}
             if name in _HINTS:
@@ -85,7 +112,7 @@ class PolicyForm(forms.Form):
                 field = forms.FloatField(
                     required=False, widget=forms.NumberInput(attrs=widget_attrs)
                 )
-            field.label = name
+            field.label = _LABELS[name]
             self.fields[name] = field
         self.order_fields([*zone_policy.FIELD_NAMES, "reason"])
 
@@ -96,7 +123,8 @@ class PolicyForm(forms.Form):
         cleaned = super().clean() or {}
         present = _present(cleaned)
         for problem in zone_policy.check_overrides(present):
-            self.add_error(problem.field if problem.field in self.fields else None, problem.message)
+            field = problem.field if problem.field in self.fields else None
+            self.add_error(field, in_language(problem.message, gettext))
         return cleaned
 
 

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from coordinates.coordinate import Coordinate, CoordinateError, parse
 from coordinates.selectors import beneath
+from maria.wording import gettext_noop, said
 from trail import witness
 from trail.chain import (
     GENESIS,
@@ -31,6 +32,7 @@ from trail.verify import (
     CheckpointEntry,
     Mismatch,
     TrailReport,
+    checked_with,
     checkpoint_entries,
     columns_checked,
     signature_problems,
@@ -361,14 +363,19 @@ def verify_export(
         if witnessed is not None:
             _witness_problems(report, state, witnessed, header, public_keys)
         if public_keys:
-            report.signatures = "checked with key " + ", ".join(k.key_id for k in public_keys)
+            report.signatures = checked_with(public_keys)
         if len(state.checkpoints) > 1:
-            report.problems.append("the export mixes entries of different checkpoints")
+            report.problems.append(
+                said(gettext_noop("the export mixes entries of different checkpoints"))
+            )
         elif state.checkpoints:
             number, checkpoint_hash = next(iter(state.checkpoints))
-            report.checkpoint = f"#{number} hash {checkpoint_hash} (as the export states it)"
+            report.checkpoint = said(
+                gettext_noop("#%(seq)s hash %(hash)s (as the export states it)"),
+                {"seq": number, "hash": checkpoint_hash},
+            )
         if state.end is None:
-            report.problems.append("the export has no end line (cut off?)")
+            report.problems.append(said(gettext_noop("the export has no end line (cut off?)")))
         elif state.end.get("events") != state.events:
             report.problems.append(
                 f"the end line counts {state.end.get('events')} events, "

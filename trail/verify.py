@@ -17,10 +17,13 @@ from typing import Any
 
 from django.db import DatabaseError, connection, transaction
 
+from maria.wording import Said, gettext_noop, said
 from trail import signing
 from trail.chain import (
     CHECKPOINT_PREFIX,
     GENESIS,
+    REASON_ALTERED,
+    REASON_RELINKED,
     BatchChecker,
     ChainLink,
     ChainVerdict,
@@ -70,32 +73,81 @@ class ChainResult:
     def intact(self) -> bool:
         return self.verdict.intact
 
-    def describe(self) -> str:
+    def describe(self) -> Said:
         verdict = self.verdict
         if not verdict.intact:
-            where = f"event {verdict.broken_seq}"
-            if self.event_id is not None:
-                where += f" (id {self.event_id})"
-            return f"chain {self.chain}: BROKEN at {where}: {verdict.reason}"
+            where = (
+                said(gettext_noop("event %(seq)s"), {"seq": verdict.broken_seq})
+                if self.event_id is None
+                else said(
+                    gettext_noop("event %(seq)s (id %(id)s)"),
+                    {"seq": verdict.broken_seq, "id": self.event_id},
+                )
+            )
+            reason = verdict.reason
+            return said(
+                gettext_noop("chain %(chain)s: BROKEN at %(where)s: %(reason)s"),
+                {"chain": self.chain, "where": where, "reason": CHAIN_REASONS.get(reason, reason)},
+            )
         if verdict.head_seq is None:
-            span = "no events"
+            span = said(gettext_noop("no events"))
         else:
-            span = f"events {self.first_seq}..{verdict.head_seq}"
-        text = f"chain {self.chain}: intact, {span}, head {verdict.head_hash[:16]}"
+            span = said(
+                gettext_noop("events %(first)s..%(last)s"),
+                {"first": self.first_seq, "last": verdict.head_seq},
+            )
+        text = said(
+            gettext_noop("chain %(chain)s: intact, %(span)s, head %(head)s"),
+            {"chain": self.chain, "span": span, "head": verdict.head_hash[:16]},
+        )
+        more: list[Said] = []
         if self.trusted_prev is not None:
-            text += (
-                f"; starts mid-chain at seq {self.first_seq}, trusting its prev_hash "
-                f"{self.trusted_prev[:16]}"
+            more.append(
+                said(
+                    gettext_noop(
+                        "starts mid-chain at seq %(seq)s, trusting its prev_hash %(prev)s"
+                    ),
+                    {"seq": self.first_seq, "prev": self.trusted_prev[:16]},
+                )
             )
         if self.checkpoint is not None:
             if self.checkpoint_checked:
-                text += f"; matches the checkpoint at seq {self.checkpoint.seq}"
-            else:
-                text += (
-                    f"; the checkpoint at seq {self.checkpoint.seq} lies before this export "
-                    "and cannot be checked"
+                more.append(
+                    said(
+                        gettext_noop("matches the checkpoint at seq %(seq)s"),
+                        {"seq": self.checkpoint.seq},
+                    )
                 )
+            else:
+                more.append(
+                    said(
+                        gettext_noop(
+                            "the checkpoint at seq %(seq)s lies before this export and "
+                            "cannot be checked"
+                        ),
+                        {"seq": self.checkpoint.seq},
+                    )
+                )
+        for clause in more:
+            text = said(gettext_noop("%(text)s; %(more)s"), {"text": text, "more": clause})
         return text
+
+
+# The chain verifier's reasons (trail.chain, which stays free of Django and of this wording),
+# marked here for the catalogue so that a page shows them in its reader's language.
+CHAIN_REASONS = {
+    REASON_ALTERED: said(gettext_noop("hash mismatch (content altered)")),
+    REASON_RELINKED: said(
+        gettext_noop("prev_hash does not match the previous event (deleted or reordered event)")
+    ),
+}
+
+
+def checked_with(keys: Iterable[PublicKey]) -> Said:
+    """What the report says of signatures checked with `keys`."""
+    return said(
+        gettext_noop("checked with key %(keys)s"), {"keys": ", ".join(k.key_id for k in keys)}
+    )
 
 
 @dataclass(slots=True)
@@ -103,10 +155,12 @@ class TrailReport:
     source: str
     chains: list[ChainResult] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # not tied to one event
-    checkpoint: str = "no checkpoint"
+    checkpoint: str = field(default_factory=lambda: said(gettext_noop("no checkpoint")))
     seconds: float = 0.0
     evidence_checked: int | None = None  # rows of evidence re-hashed (audit.integrity)
-    signatures: str = "not checked (no public key)"
+    signatures: str = field(
+        default_factory=lambda: said(gettext_noop("not checked (no public key)"))
+    )
     witness: str | None = None  # what the witness holds, when it was read back
 
     @property
@@ -122,28 +176,58 @@ class TrailReport:
         return [result for result in self.chains if not result.intact]
 
     def lines(self) -> list[str]:
+        """The report, a line each (English; `said`, so a page shows it in its language)."""
         return [
-            f"source: {self.source}",
-            f"checkpoint: {self.checkpoint}",
-            f"signatures: {self.signatures}",
-            *([f"witness: {self.witness}"] if self.witness is not None else []),
+            said(gettext_noop("source: %(source)s"), {"source": self.source}),
+            said(gettext_noop("checkpoint: %(checkpoint)s"), {"checkpoint": self.checkpoint}),
+            said(gettext_noop("signatures: %(signatures)s"), {"signatures": self.signatures}),
+            *(
+                [said(gettext_noop("witness: %(witness)s"), {"witness": self.witness})]
+                if self.witness is not None
+                else []
+            ),
             *(result.describe() for result in self.chains),
-            *(f"PROBLEM: {problem}" for problem in self.problems),
+            *(self._problem(problem) for problem in self.problems),
         ]
 
+    @staticmethod
+    def _problem(problem: str) -> Said:
+        return said(gettext_noop("PROBLEM: %(problem)s"), {"problem": problem})
+
     def summary(self) -> str:
-        rate = f"{self.events / self.seconds:,.0f} events/s" if self.seconds > 0 else "-"
-        counts = (
-            f"{len(self.chains)} chains, {self.events:,} events in {self.seconds:.2f} s ({rate})"
+        rate = (
+            said(gettext_noop("%(rate)s events/s"), {"rate": f"{self.events / self.seconds:,.0f}"})
+            if self.seconds > 0
+            else "-"
+        )
+        counts = said(
+            gettext_noop("%(chains)s chains, %(events)s events in %(seconds)s s (%(rate)s)"),
+            {
+                "chains": len(self.chains),
+                "events": f"{self.events:,}",
+                "seconds": f"{self.seconds:.2f}",
+                "rate": rate,
+            },
         )
         if self.evidence_checked is not None:
-            counts += f", {self.evidence_checked:,} evidence rows re-hashed"
+            counts = said(
+                gettext_noop("%(counts)s, %(rows)s evidence rows re-hashed"),
+                {"counts": counts, "rows": f"{self.evidence_checked:,}"},
+            )
         if self.intact:
-            return f"trail intact: {counts}"
-        first = self.broken[0].describe() if self.broken else f"PROBLEM: {self.problems[0]}"
-        return (
-            f"trail BROKEN ({len(self.broken)} chains, {len(self.problems)} other problems); "
-            f"first: {first}; {counts}"
+            return said(gettext_noop("trail intact: %(counts)s"), {"counts": counts})
+        first = self.broken[0].describe() if self.broken else self._problem(self.problems[0])
+        return said(
+            gettext_noop(
+                "trail BROKEN (%(chains)s chains, %(problems)s other problems); first: "
+                "%(first)s; %(counts)s"
+            ),
+            {
+                "chains": len(self.broken),
+                "problems": len(self.problems),
+                "first": first,
+                "counts": counts,
+            },
         )
 
 
@@ -439,7 +523,7 @@ def verify_database(
             )
         )
         if keys:
-            report.signatures = "checked with key " + ", ".join(k.key_id for k in keys)
+            report.signatures = checked_with(keys)
         chosen, problems = _pick_checkpoint(checkpoints, checkpoint_hash, signed_only=bool(keys))
         report.problems.extend(problems)
         entries: dict[str, CheckpointEntry] = {}
@@ -448,10 +532,20 @@ def verify_database(
                 entries = checkpoint_entries(chosen)
             except (ValueError, KeyError, TypeError, AttributeError):
                 # Its hash already fails the checkpoint chain; nothing in it can be used.
-                report.problems.append(f"checkpoint {chosen.seq}: unreadable body")
-            report.checkpoint = (
-                f"#{chosen.seq} of {chosen.created_at.isoformat()}, {chosen.chains} chains, "
-                f"{chosen.events} events, hash {chosen.hash}"
+                report.problems.append(
+                    said(gettext_noop("checkpoint %(seq)s: unreadable body"), {"seq": chosen.seq})
+                )
+            report.checkpoint = said(
+                gettext_noop(
+                    "#%(seq)s of %(time)s, %(chains)s chains, %(events)s events, hash %(hash)s"
+                ),
+                {
+                    "seq": chosen.seq,
+                    "time": chosen.created_at.isoformat(),
+                    "chains": chosen.chains,
+                    "events": chosen.events,
+                    "hash": chosen.hash,
+                },
             )
         heads = {head.chain: head for head in TrailHead.objects.all()}
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
+from maria.wording import gettext_noop, said
 from trail.chain import GENESIS, chain_hash
 from trail.ledger import iso_time
 
@@ -325,14 +326,23 @@ def behind(witnessed: WitnessLog, recorded: Sequence[Seal]) -> str:
     """One line on how far the witness has kept up with the recorded checkpoints."""
     held = max(witnessed.seals) if witnessed.seals else 0
     latest = max((seal.seq for seal in recorded), default=0)
-    text = f"{witnessed.source}: holds checkpoints up to {held}"
+    text = said(
+        gettext_noop("%(source)s: holds checkpoints up to %(held)s"),
+        {"source": witnessed.source, "held": held},
+    )
     if witnessed.unreadable:
         lines = ", ".join(str(number) for number in witnessed.unreadable[:5])
         more = ", ..." if len(witnessed.unreadable) > 5 else ""
-        text += f"; skipped lines that are no checkpoint statement: {lines}{more}"
+        text = said(
+            gettext_noop("%(text)s; skipped lines that are no checkpoint statement: %(lines)s"),
+            {"text": text, "lines": lines + more},
+        )
     if latest > held:
-        text += (
-            f"; behind: checkpoints {held + 1}..{latest} were not handed over (the next "
-            "checkpoint hands them over)"
+        text = said(
+            gettext_noop(
+                "%(text)s; behind: checkpoints %(first)s..%(last)s were not handed over (the "
+                "next checkpoint hands them over)"
+            ),
+            {"text": text, "first": held + 1, "last": latest},
         )
     return text

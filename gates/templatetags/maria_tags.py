@@ -13,6 +13,7 @@ from django.utils.translation import gettext, gettext_lazy
 
 from evidence.reasons import localise, phrases
 from evidence.text import format_characters
+from maria.wording import in_language
 
 register = template.Library()
 
@@ -162,6 +163,51 @@ def gate_word(gate: Any) -> str:
 def node_word(node_type: Any) -> str:
     """A graph node's type in the page's language; "–" for none."""
     return str(NODE_WORDS.get(str(node_type or ""), node_type or "–"))
+
+
+# The trail's event kinds as a person reads them; the kind itself stays the English name
+# (and the page's data-kind), so an English page shows it as the API and the export name it.
+EVENT_WORDS = {
+    "decision.proposed": gettext_lazy("decision.proposed"),
+    "decision.validated": gettext_lazy("decision.validated"),
+    "decision.queued": gettext_lazy("decision.queued"),
+    "decision.claimed": gettext_lazy("decision.claimed"),
+    "decision.released": gettext_lazy("decision.released"),
+    "decision.approval_recorded": gettext_lazy("decision.approval_recorded"),
+    "decision.approved": gettext_lazy("decision.approved"),
+    "decision.overridden": gettext_lazy("decision.overridden"),
+    "decision.executed": gettext_lazy("decision.executed"),
+    "decision.completed": gettext_lazy("decision.completed"),
+    "decision.failed": gettext_lazy("decision.failed"),
+    "decision.escalated": gettext_lazy("decision.escalated"),
+    "decision.override_requested": gettext_lazy("decision.override_requested"),
+    "decision.escalation_topped": gettext_lazy("decision.escalation_topped"),
+    "decision.commented": gettext_lazy("decision.commented"),
+    "decision.assigned": gettext_lazy("decision.assigned"),
+    "decision.corrected": gettext_lazy("decision.corrected"),
+    "ask.refused": gettext_lazy("ask.refused"),
+    "periodic_review.opened": gettext_lazy("periodic_review.opened"),
+    "periodic_review.claimed": gettext_lazy("periodic_review.claimed"),
+    "periodic_review.released": gettext_lazy("periodic_review.released"),
+    "periodic_review.closed": gettext_lazy("periodic_review.closed"),
+    "calibration.proposed": gettext_lazy("calibration.proposed"),
+    "calibration.adopted": gettext_lazy("calibration.adopted"),
+    "rereview.opened": gettext_lazy("rereview.opened"),
+    "rereview.closed": gettext_lazy("rereview.closed"),
+}
+
+
+@register.filter
+def event_word(kind: Any) -> str:
+    """A trail event's kind in the page's language (its English name where none is known)."""
+    return str(EVENT_WORDS.get(str(kind or ""), kind or "–"))
+
+
+@register.filter
+def said_here(text: Any) -> str:
+    """Text the engine made in English (maria.wording.said: a policy's problems, the trail
+    verification report) in the page's language; any other text as it is."""
+    return in_language(text, gettext) if text is not None else ""
 
 
 @register.simple_tag

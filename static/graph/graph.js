@@ -29,6 +29,13 @@
     };
   }
 
+  // An edge's label in the page's language: the legend carries each edge type's word
+  // (data-t-edge-approved_by, ...); a type it does not know is shown as the API names it.
+  function edgeWord(type) {
+    var legend = document.querySelector(".graph-legend");
+    return (legend && legend.getAttribute("data-t-edge-" + type)) || type;
+  }
+
   function draw(container, nodes, edges, gaps) {
     var elements = [];
     nodes.forEach(function (n) {
@@ -39,13 +46,13 @@
     });
     edges.forEach(function (e, i) {
       elements.push({ data: {
-        id: "e" + i, source: e.source, target: e.target, label: e.type,
+        id: "e" + i, source: e.source, target: e.target, label: edgeWord(e.type),
         colour: EDGE_COLOUR[e.type] || "#999", width: 1 + 3 * (e.weight || 0), line: "solid"
       } });
     });
     (gaps || []).forEach(function (pair, i) {
       elements.push({ data: {
-        id: "gap" + i, source: pair[0], target: pair[1], label: "gap",
+        id: "gap" + i, source: pair[0], target: pair[1], label: edgeWord("gap"),
         colour: "#b3261e", width: 2, line: "dashed"
       } });
     });
