@@ -1,0 +1,87 @@
+"""The zone admin's and auditor's pages of issue 29 in headless Chromium against the ASGI app
+(the server, browser and log-in of tests/web/test_browser.py): help under every threshold,
+the version history as the fields each version changed, calibration proposed from the web
+with its preview before adopting and a rollback, the advice plot's axis around the zone's
+tau, and the reviewed decisions downloaded; nothing in the console (no CSP violation)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from coordinates import policy as zone_policy
+from coordinates.coordinate import parse
+from coordinates.models import Role
+from coordinates.services import policy_update, zone_add
+from tests.web.test_browser import (
+    CHROMIUM,
+    ZONE,
+    LiveASGI,
+    browser,
+    committed_trail,
+    live_asgi,
+    log_in,
+)
+
+__all__ = ["browser", "committed_trail", "live_asgi"]
+
+playwright_sync = pytest.importorskip("playwright.sync_api")
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium (/usr/bin/chromium)"),
+]
+
+
+def _listen(page: Any) -> list[str]:
+    heard: list[str] = []
+    page.on("console", lambda m: heard.append(f"console.{m.type}: {m.text}"))
+    page.on("pageerror", lambda e: heard.append(f"pageerror: {e}"))
+    return heard
+
+
+def test_every_threshold_says_what_it_does_and_the_history_names_what_changed(
+    committed_trail: None, live_asgi: LiveASGI, browser: Any, person: Callable[..., Any]
+) -> None:
+    # given a zone whose admin set tau, then moved tau and the approvals and dropped nothing
+    zone = zone_add(coordinate=parse(ZONE))
+    admin = person("ada", Role.ZONE_ADMIN, ZONE)
+    policy_update(zone=zone, overrides={"tau": 0.8}, reason="stricter for HR", actor=admin)
+    policy_update(
+        zone=zone,
+        overrides={"tau": 0.75, "approvals_required": 2},
+        reason="two eyes on payroll",
+        actor=admin,
+    )
+    # when the admin opens the zone page
+    page = log_in(browser, live_asgi.url, "ada")
+    heard = _listen(page)
+    page.goto(f"{live_asgi.url}/zones/{ZONE}/")
+    # then every field of the form has a help text under it, with its range
+    for name in zone_policy.FIELD_NAMES:
+        help_text = page.locator(f'#policy-form [data-help="{name}"]')
+        assert help_text.is_visible(), name
+        assert len(help_text.inner_text()) > 20, name
+    assert "0 to 1" in page.inner_text('[data-help="tau"]')
+    assert "1 to 5" in page.inner_text('[data-help="approvals_required"]')
+    assert page.get_attribute("#id_tau", "aria-describedby") == "id_tau_helptext"
+    # and the history is a table of what changed, who, when and why: no Python dict
+    history = page.locator("#policy-history")
+    assert "{" not in history.inner_text()
+    v2 = history.locator('tbody[data-version="2"]')
+    assert v2.locator("tr[data-field]").evaluate_all("rows => rows.map(r => r.dataset.field)") == [
+        "tau",
+        "approvals_required",
+    ]
+    tau = v2.locator('tr[data-field="tau"]')
+    assert tau.locator("[data-before]").inner_text() == "0.8"
+    assert tau.locator("[data-after]").inner_text() == "0.75"
+    approvals = v2.locator('tr[data-field="approvals_required"]')
+    assert approvals.locator("[data-before]").inner_text() == "inherited"
+    assert approvals.locator("[data-after]").inner_text() == "2"
+    assert "two eyes on payroll" in v2.inner_text()
+    assert "ada" in v2.inner_text()
+    v1 = history.locator('tbody[data-version="1"]')
+    assert v1.locator("tr[data-field]").count() == 1
+    assert heard == []
