@@ -15,6 +15,9 @@ from coordinates import policy as zone_policy
 from coordinates.coordinate import parse
 from coordinates.models import Role
 from coordinates.services import policy_update, zone_add
+from gates import advice_data, advice_views
+from tests.decisions.conftest import submit
+from tests.gates.test_advice_api import CURRENT_TAU, build_world
 from tests.web.test_browser import (
     CHROMIUM,
     ZONE,
@@ -23,9 +26,11 @@ from tests.web.test_browser import (
     committed_trail,
     live_asgi,
     log_in,
+    policy_doc,
+    set_policy,
 )
 
-__all__ = ["browser", "committed_trail", "live_asgi"]
+__all__ = ["browser", "committed_trail", "live_asgi", "policy_doc", "set_policy", "submit"]
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
 pytestmark = [
@@ -84,4 +89,50 @@ def test_every_threshold_says_what_it_does_and_the_history_names_what_changed(
     assert "ada" in v2.inner_text()
     v1 = history.locator('tbody[data-version="1"]')
     assert v1.locator("tr[data-field]").count() == 1
+    assert heard == []
+
+
+def test_the_advice_plot_is_centred_on_the_zones_current_tau(
+    committed_trail: None,
+    live_asgi: LiveASGI,
+    browser: Any,
+    person: Callable[..., Any],
+    policy_doc: Any,
+    set_policy: Callable[..., Any],
+    submit: Callable[..., Any],
+    ingest: Callable[..., Any],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    # given a zone at tau 0.9 with its reviewed decisions (the advice's world)
+    build_world(
+        policy_doc=policy_doc,
+        set_policy=set_policy,
+        submit=submit,
+        person=person,
+        on_commit=django_capture_on_commit_callbacks,
+        ingest=ingest,
+    )
+    found, _ = advice_data.zone_advice(parse(ZONE))
+    # when its admin opens the zone page
+    page = log_in(browser, live_asgi.url, "zed")
+    heard = _listen(page)
+    page.goto(f"{live_asgi.url}/zones/{ZONE}/")
+    page.wait_for_selector("#advice-plot polyline.human")
+    # then the current tau's mark stands in the middle of the plot's panels
+    frame = page.locator("#advice-plot rect.frame").first
+    left = float(frame.get_attribute("x") or "nan")
+    middle = left + float(frame.get_attribute("width") or "nan") / 2
+    now = page.locator('#advice-plot line[data-mark="current"]')
+    assert now.get_attribute("data-tau") == f"{CURRENT_TAU:g}"
+    assert abs(float(now.get_attribute("x1") or "nan") - middle) < 0.2
+    # and the axis reaches as far below it as above (no tick past tau 1), the advised tau on it
+    lo, hi = advice_views.axis(CURRENT_TAU, found.advised.tau if found.advised else None)
+    assert round(CURRENT_TAU - lo, 4) == round(hi - CURRENT_TAU, 4)
+    ticks = page.locator("#advice-plot text[text-anchor=middle]").all_text_contents()
+    labels = [float(t) for t in ticks if t.replace(".", "", 1).isdigit()]
+    assert min(labels) == pytest.approx(lo)
+    assert max(labels) <= 1.0
+    if found.advised is not None:
+        advised = page.locator('#advice-plot line[data-mark="advised"]')
+        assert float(advised.get_attribute("x1") or "nan") >= left
     assert heard == []
