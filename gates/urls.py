@@ -39,6 +39,11 @@ urlpatterns = [
         name="zone-calibration",
     ),
     path(
+        "zones/<str:coordinate>/calibration/propose/",
+        calibration_page.zone_calibration_propose,
+        name="zone-calibration-propose-page",
+    ),
+    path(
         "zones/<str:coordinate>/calibration/<int:version>/preview/",
         calibration_page.zone_calibration_preview,
         name="zone-calibration-preview-page",

@@ -13,10 +13,13 @@ import pytest
 
 from coordinates import policy as zone_policy
 from coordinates.coordinate import parse
-from coordinates.models import Role
+from coordinates.models import Role, Zone
 from coordinates.services import policy_update, zone_add
+from decisions import calibration as service
+from evidence.models import ZoneCalibration
 from gates import advice_data, advice_views
 from tests.decisions.conftest import submit
+from tests.decisions.test_zone_calibration import verdicts
 from tests.gates.test_advice_api import CURRENT_TAU, build_world
 from tests.web.test_browser import (
     CHROMIUM,
@@ -30,7 +33,15 @@ from tests.web.test_browser import (
     set_policy,
 )
 
-__all__ = ["browser", "committed_trail", "live_asgi", "policy_doc", "set_policy", "submit"]
+__all__ = [
+    "browser",
+    "committed_trail",
+    "live_asgi",
+    "policy_doc",
+    "set_policy",
+    "submit",
+    "verdicts",
+]
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
 pytestmark = [
@@ -136,3 +147,60 @@ def test_the_advice_plot_is_centred_on_the_zones_current_tau(
         advised = page.locator('#advice-plot line[data-mark="advised"]')
         assert float(advised.get_attribute("x1") or "nan") >= left
     assert heard == []
+
+
+def test_a_zone_admin_proposes_a_calibration_reads_its_preview_adopts_and_rolls_back(
+    committed_trail: None,
+    live_asgi: LiveASGI,
+    browser: Any,
+    person: Callable[..., Any],
+    verdicts: Any,
+) -> None:
+    # given a zone with 30 reviewer verdicts (too few) and its admin on the calibration page
+    verdicts(30)
+    admin = person("ada", Role.ZONE_ADMIN, ZONE)
+    person("aud", Role.AUDITOR, ZONE)
+    page = log_in(browser, live_asgi.url, "ada")
+    heard = _listen(page)
+    page.goto(f"{live_asgi.url}/zones/{ZONE}/calibration/")
+    # when they propose one, the page says why nothing was proposed
+    page.click("#propose")
+    problem = page.locator('[role=alert][data-field="verdicts"]')
+    assert "30" in problem.inner_text()
+    assert "50" in problem.inner_text()
+    assert not ZoneCalibration.objects.exists()
+    # given enough verdicts, when they propose again, version 1 is stored with their name
+    verdicts(200, seed=5)
+    page.click("#propose")
+    page.wait_for_selector("#preview-table")
+    proposed = ZoneCalibration.objects.get(zone__coordinate=ZONE, version=1)
+    assert proposed.fitted_by == "ada"
+    assert proposed.status == "proposed"
+    # and its what-if preview is on the page before anything is adopted
+    zone = Zone.objects.get(coordinate=ZONE)
+    preview = service.calibration_preview(zone=zone, version=1, user=admin)
+    assert page.get_attribute("#preview-summary", "data-changed") == str(preview.changed)
+    # when they adopt it from under its preview, with a reason, it is in force
+    page.fill("#preview-reason", "reviewers reject what the global model accepts")
+    page.click('[data-adopt-previewed="1"]')
+    page.wait_for_selector('#version-1[data-status="adopted"]')
+    # when they propose and adopt a second version, the first retires
+    page.click("#propose")
+    page.fill("#preview-reason", "more verdicts since")
+    page.click('[data-adopt-previewed="2"]')
+    page.wait_for_selector('#version-2[data-status="adopted"]')
+    assert page.get_attribute("#version-1", "data-status") == "retired"
+    # then version 1 offers a rollback, and rolling back puts it in force again
+    roll_back = page.locator('[data-adopt="1"]')
+    assert roll_back.inner_text() == "Roll back to it"
+    page.fill("#reason-1", "version 2 sent too much to people")
+    roll_back.click()
+    page.wait_for_selector('#version-1[data-status="adopted"]')
+    assert "version 1" in page.inner_text("#in-force")
+    assert ZoneCalibration.objects.get(zone=zone, version=2).status == "retired"
+    assert heard == []
+    # and an auditor reads the page without the propose button
+    auditor = log_in(browser, live_asgi.url, "aud")
+    auditor.goto(f"{live_asgi.url}/zones/{ZONE}/calibration/")
+    assert auditor.locator("#versions").is_visible()
+    assert auditor.locator("#propose").count() == 0
