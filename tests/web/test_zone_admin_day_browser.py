@@ -6,7 +6,11 @@ tau, and the reviewed decisions downloaded; nothing in the console (no CSP viola
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,8 +20,9 @@ from coordinates.coordinate import parse
 from coordinates.models import Role, Zone
 from coordinates.services import policy_update, zone_add
 from decisions import calibration as service
+from decisions.models import ClaimVerdict
 from evidence.models import ZoneCalibration
-from gates import advice_data, advice_views
+from gates import advice_data, advice_views, reviews_download
 from tests.decisions.conftest import submit
 from tests.decisions.test_zone_calibration import verdicts
 from tests.gates.test_advice_api import CURRENT_TAU, build_world
@@ -204,3 +209,63 @@ def test_a_zone_admin_proposes_a_calibration_reads_its_preview_adopts_and_rolls_
     auditor.goto(f"{live_asgi.url}/zones/{ZONE}/calibration/")
     assert auditor.locator("#versions").is_visible()
     assert auditor.locator("#propose").count() == 0
+
+
+def test_an_auditor_downloads_the_zones_reviewed_claims_from_its_dashboard(
+    committed_trail: None,
+    live_asgi: LiveASGI,
+    browser: Any,
+    person: Callable[..., Any],
+    verdicts: Any,
+) -> None:
+    # given 12 reviewer verdicts on the zone's claims, and an auditor of the zone
+    verdicts(12)
+    person("aud", Role.AUDITOR, ZONE)
+    person("other", Role.AUDITOR, "G1.U1.P1.Z2")
+    page = log_in(browser, live_asgi.url, "aud")
+    heard = _listen(page)
+    # when they open the zone's dashboard and download the reviewed data as CSV
+    page.goto(f"{live_asgi.url}/zones/{ZONE}/dashboard/")
+    with page.expect_download() as csv_download:
+        page.click("#download-csv")
+    rows = list(csv.DictReader(io.StringIO(Path(csv_download.value.path()).read_text())))
+    # then it holds one row per verdict, with the reviewer's and the engine's word on each
+    stored = ClaimVerdict.objects.filter(zone=ZONE).order_by("pk")
+    assert len(rows) == stored.count() == 12
+    first = stored.first()
+    assert first is not None
+    assert rows[0]["decision"] == str(first.decision_id)
+    assert rows[0]["claim_index"] == str(first.claim)
+    assert rows[0]["reviewer_supported"] == ("true" if first.supported else "false")
+    assert float(rows[0]["engine_probability"]) == pytest.approx(first.engine_probability)
+    assert rows[0]["reviewer"] == first.reviewer.get_username()
+    assert csv_download.value.suggested_filename.startswith(f"reviews-{ZONE}-")
+    # and the JSON Lines download is the reviews export's lines, the same verdicts
+    with page.expect_download() as jsonl_download:
+        page.click("#download-jsonl")
+    lines = Path(jsonl_download.value.path()).read_text().splitlines()
+    assert [json.loads(line)["claim_index"] for line in lines] == [v.claim for v in stored]
+    # and a since in the future downloads the header alone
+    page.fill("#reviews-since", "2999-01-01")
+    with page.expect_download() as later:
+        page.click("#download-csv")
+    assert Path(later.value.path()).read_text().strip().startswith("decision,zone")
+    assert len(Path(later.value.path()).read_text().strip().splitlines()) == 1
+    # and a since that is no date comes back to the dashboard naming the field
+    page.fill("#reviews-since", "last week")
+    page.click("#download-csv")
+    assert "since" in page.inner_text(".messages")
+    assert heard == []
+    # and an auditor of another zone cannot download this one's
+    other = log_in(browser, live_asgi.url, "other")
+    response = other.request.get(f"{live_asgi.url}/zones/{ZONE}/reviews/download/?format=csv")
+    assert response.status == 404
+
+
+def test_a_cell_a_spreadsheet_would_run_as_a_formula_is_quoted() -> None:
+    line = json.dumps({"claim": '=HYPERLINK("http://x")', "note": "-1", "span": "ok"})
+    header, row = "".join(reviews_download.csv_rows(iter([line]))).splitlines()
+    record = dict(zip(header.split(","), next(csv.reader([row])), strict=True))
+    assert record["claim"] == '\'=HYPERLINK("http://x")'
+    assert record["note"] == "'-1"
+    assert record["span"] == "ok"
