@@ -14,7 +14,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
@@ -84,7 +84,9 @@ def csv_rows(lines: Iterator[str]) -> Iterator[str]:
 
 @require_GET
 @login_required
-def zone_reviews_download(request: HttpRequest, coordinate: str) -> HttpResponse:
+def zone_reviews_download(
+    request: HttpRequest, coordinate: str
+) -> HttpResponse | StreamingHttpResponse:
     try:
         coord = parse(coordinate)
     except CoordinateError:
