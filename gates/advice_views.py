@@ -337,18 +337,33 @@ class Plot:
         return self.height - 12
 
 
+# The plot shows tau this far either side of the zone's current tau at least, and further,
+# in steps of HALF_STEP, to reach the advised tau: the admin reads the curve where a change
+# would land, not the whole grid with the current tau pushed to one side.
+MIN_HALF, HALF_STEP = 0.15, 0.05
+
+
+def axis(current: float, advised: float | None) -> tuple[float, float]:
+    """The tau axis (lo, hi), centred on the current tau: half-width MIN_HALF, widened by
+    HALF_STEP steps until it reaches the advised tau."""
+    reach = abs(advised - current) if advised is not None else 0.0
+    half = max(MIN_HALF, math.ceil(reach / HALF_STEP - 1e-9) * HALF_STEP)
+    return round(current - half, 4), round(current + half, 4)
+
+
 def plot(found: advice.Advice) -> Plot:
-    """tau t at x = LEFT + (t - lo)/(hi - lo) * (WIDTH - LEFT - RIGHT); a share v in a panel
-    at y = bottom - v/top * PANEL."""
-    taus = [p.tau for p in found.points]
-    lo, hi = min(taus), max(taus)
-    span = (hi - lo) or 1.0
+    """tau t at x = LEFT + (t - lo)/(hi - lo) * (WIDTH - LEFT - RIGHT), over the `axis`
+    centred on the current tau (the grid's points outside it are left out); a share v in a
+    panel at y = bottom - v/top * PANEL."""
+    lo, hi = axis(found.current.tau, found.advised.tau if found.advised is not None else None)
+    span = hi - lo
     inner = WIDTH - LEFT - RIGHT
+    shown = [p for p in found.points if lo - 1e-9 <= p.tau <= hi + 1e-9]
 
     def x(t: float) -> float:
         return round(LEFT + (t - lo) / span * inner, 1)
 
-    wrong_values = [p.wrong_auto_share for p in found.points if p.wrong_auto_share is not None]
+    wrong_values = [p.wrong_auto_share for p in shown if p.wrong_auto_share is not None]
     wrong_top = max([*wrong_values, found.target, 0.01])
     tops = (TOP, TOP + PANEL + GAP)
 
@@ -358,7 +373,7 @@ def plot(found: advice.Advice) -> Plot:
         lines: list[str] = []
         dots: list[tuple[float, float, str]] = []
         current: list[str] = []
-        for point, value in zip(found.points, values, strict=True):
+        for point, value in zip(shown, values, strict=True):
             if value is None:
                 if current:
                     lines.append(" ".join(current))
@@ -371,8 +386,8 @@ def plot(found: advice.Advice) -> Plot:
             lines.append(" ".join(current))
         return lines, dots
 
-    human, human_dots = series([p.human_share for p in found.points], tops[0], 1.0)
-    wrong, wrong_dots = series([p.wrong_auto_share for p in found.points], tops[1], wrong_top)
+    human, human_dots = series([p.human_share for p in shown], tops[0], 1.0)
+    wrong, wrong_dots = series([p.wrong_auto_share for p in shown], tops[1], wrong_top)
     height = TOP + 2 * PANEL + GAP + 22
     now_x = x(found.current.tau)
     marks = [("current", now_x, f"{found.current.tau:g}", now_x, height - 1)]
@@ -381,13 +396,12 @@ def plot(found: advice.Advice) -> Plot:
         # Left of its line near the right edge, where the label would run off the plot.
         label_x = at + 3 if at < WIDTH - 90 else at - 90
         marks.append(("advised", at, f"{found.advised.tau:g}", label_x, TOP + 11))
-    step = 0.1 if span > 0.2 else 0.05
-    first = math.ceil(lo / step - 1e-9) * step
+    step = 0.1 if span > 0.4 else 0.05
     ticks = []
-    t = first
-    while t <= hi + 1e-9:
-        ticks.append((x(t), f"{t:.2f}"))
-        t += step
+    k = math.ceil(max(lo, 0.0) / step - 1e-9)
+    while k * step <= min(hi, 1.0) + 1e-9:  # no tau outside [0, 1] to label
+        ticks.append((x(k * step), f"{k * step:.2f}"))
+        k += 1
     return Plot(
         width=WIDTH,
         height=height,

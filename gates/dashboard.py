@@ -28,7 +28,7 @@ from maria.errors import ApplicationError, NotFound
 from maria.openapi import error_responses
 
 
-def _zone_for(user: Any, coordinate: Coordinate) -> Zone:
+def zone_readable(user: Any, coordinate: Coordinate) -> Zone:
     """The zone, when the user may read its figures; otherwise 404, as for a zone that does
     not exist (another zone's coordinate says nothing about it)."""
     zone = Zone.objects.filter(coordinate=str(coordinate)).first()
@@ -72,7 +72,7 @@ class ZoneKpisView(APIView):
                 gettext("%(coordinate)s is an agent, not a zone") % {"coordinate": coord},
                 field="coordinate",
             )
-        _zone_for(request.user, coord)
+        zone_readable(request.user, coord)
         window = kpis.window_from(request.query_params)
         return Response(kpis.zone_kpis(coord, window))
 
@@ -189,7 +189,7 @@ def zone_dashboard(request: HttpRequest, coordinate: str) -> HttpResponse:
         coord = parse(coordinate)
     except CoordinateError:
         raise NotFound(gettext("no such zone")) from None
-    zone = _zone_for(request.user, coord)
+    zone = zone_readable(request.user, coord)
     problem = None
     try:
         window = kpis.window_from(request.GET)

@@ -10,6 +10,7 @@ from django.utils.translation import gettext_lazy as _
 
 from coordinates import policy as zone_policy
 from coordinates.models import Role
+from gates.policy_help import field_help
 from maria.wording import in_language
 
 _INT_FIELDS = {"required_evidence", "hops", "approvals_required", "rereview_days"}
@@ -100,6 +101,8 @@ class PolicyForm(forms.Form):
             if name in zone_policy.LIST_FIELDS:
                 self.fields[name] = _list_field(name, placeholder)
                 self.fields[name].label = _LABELS[name]
+                # What the field does first, then what a blank inherits.
+                self.fields[name].help_text = f"{field_help(name)} {self.fields[name].help_text}"
                 continue
             widget_attrs = {"placeholder": str(placeholder), "step": "any"}
             if name in _HINTS:
@@ -113,6 +116,7 @@ class PolicyForm(forms.Form):
                     required=False, widget=forms.NumberInput(attrs=widget_attrs)
                 )
             field.label = _LABELS[name]
+            field.help_text = field_help(name)  # what it does and its range, under the input
             self.fields[name] = field
         self.order_fields([*zone_policy.FIELD_NAMES, "reason"])
 

@@ -7,6 +7,7 @@ from gates import (
     documents_views,
     periodic_views,
     rereview_views,
+    reviews_download,
     views,
 )
 
@@ -27,6 +28,11 @@ urlpatterns = [
     path("zones/<str:coordinate>/", views.zone_edit, name="zone-edit"),
     path("zones/<str:coordinate>/dashboard/", dashboard.zone_dashboard, name="zone-dashboard"),
     path("zones/<str:coordinate>/preview/", views.zone_preview, name="zone-preview"),
+    path(
+        "zones/<str:coordinate>/reviews/download/",
+        reviews_download.zone_reviews_download,
+        name="zone-reviews-download",
+    ),
     path("zones/<str:coordinate>/conflicts/", conflicts.zone_conflicts, name="zone-conflicts"),
     path(
         "zones/<str:coordinate>/conflicts/<int:pk>/resolve/",
@@ -37,6 +43,11 @@ urlpatterns = [
         "zones/<str:coordinate>/calibration/",
         calibration_page.zone_calibration,
         name="zone-calibration",
+    ),
+    path(
+        "zones/<str:coordinate>/calibration/propose/",
+        calibration_page.zone_calibration_propose,
+        name="zone-calibration-propose-page",
     ),
     path(
         "zones/<str:coordinate>/calibration/<int:version>/preview/",

@@ -34,7 +34,7 @@ from coordinates.services import policy_update, role_grant, role_revoke
 from decisions import rereview, services
 from decisions.models import ClaimVerdict, Decision, Gate, State
 from decisions.representation import override_progress
-from gates import advice_views, conflicts, presenters, selectors
+from gates import advice_views, conflicts, policy_help, presenters, selectors
 from gates import services as gate_services
 from gates.forms import GrantForm, PolicyForm
 from gates.models import SavedFilter
@@ -542,11 +542,22 @@ def _zone_context(
             (name, _shown(values[name]), effective.sources[name], name in effective.own)
             for name in zone_policy.FIELD_NAMES
         ],
-        "history": policy_history(zone),
+        # Each version as the fields it changed against the one before (one more read for
+        # the oldest shown, so its changes are against its predecessor, not against nothing).
+        "history": _history(zone),
         "assignments": selectors.zone_assignments(zone),
         "whatif_days": selectors.settings.MARIA_WHATIF_DAYS,
         "open_conflicts": conflicts.open_count(zone.coordinate),
     }
+
+
+def _history(zone: Any) -> list[policy_help.HistoryRow]:
+    versions = policy_history(zone, limit=HISTORY_SHOWN + 1)
+    shown, earlier = versions[:HISTORY_SHOWN], versions[HISTORY_SHOWN:]
+    return policy_help.history_rows(shown, earlier=earlier[0] if earlier else None)
+
+
+HISTORY_SHOWN = 50
 
 
 def _shown(value: Any) -> Any:

@@ -73,8 +73,16 @@ async def _chunks(lines: Iterator[str]) -> AsyncIterator[str]:
 
 def download(request: HttpRequest, lines: Iterator[str], name: str) -> StreamingHttpResponse:
     """`lines` streamed as a JSON Lines attachment named `<name>-<UTC stamp>.jsonl`."""
+    return attachment(request, lines, name=name, suffix="jsonl", content_type=CONTENT_TYPE)
+
+
+def attachment(
+    request: HttpRequest, lines: Iterator[str], *, name: str, suffix: str, content_type: str
+) -> StreamingHttpResponse:
+    """`lines` streamed, a chunk at a time, as an attachment `<name>-<UTC stamp>.<suffix>`
+    (the JSON Lines exports, and the reviewed claims' CSV of gates.reviews_download)."""
     asgi = isinstance(request, ASGIRequest)
-    response = StreamingHttpResponse(_chunks(lines) if asgi else lines, content_type=CONTENT_TYPE)
+    response = StreamingHttpResponse(_chunks(lines) if asgi else lines, content_type=content_type)
     stamp = timezone.now().strftime("%Y%m%dT%H%M%SZ")
-    response["Content-Disposition"] = f'attachment; filename="{name}-{stamp}.jsonl"'
+    response["Content-Disposition"] = f'attachment; filename="{name}-{stamp}.{suffix}"'
     return response

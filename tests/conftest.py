@@ -33,6 +33,10 @@ def pytest_configure(config: pytest.Config) -> None:
         # Connections made in worker threads (websocket consumers) must close after use, or
         # PostgreSQL refuses to drop the test database at the end.
         settings.DATABASES["default"]["CONN_MAX_AGE"] = 0
+        # `make run`'s local signing key (var/trail-signing.key) is the demo's, not the
+        # tests': a test that wants a key sets one.
+        if str(getattr(settings, "LOCAL_TRAIL_KEY", "")) == settings.MARIA_TRAIL_SIGNING_KEY_FILE:
+            settings.MARIA_TRAIL_SIGNING_KEY_FILE = ""
 
 
 def pytest_report_header(config: pytest.Config) -> str:

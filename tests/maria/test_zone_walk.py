@@ -833,6 +833,10 @@ ROUTES: dict[str, Spec] = {
         for step in ("preview", "adopt")
     },
     "zones/<str:coordinate>/calibration/": Spec(params={"coordinate": "coordinate"}),
+    "zones/<str:coordinate>/calibration/propose/": Spec(params={"coordinate": "coordinate"}),
+    "zones/<str:coordinate>/reviews/download/": Spec(
+        params={"coordinate": "coordinate"}, queries=lambda w: ["?format=csv", "?format=jsonl"]
+    ),
     "api/v1/zones/<str:coordinate>/advice/": Spec(
         params={"coordinate": "coordinate"},
         queries=lambda w: ["", "?target=0.1&cost_hallucination=100&cost_requery=1&cost_abandon=5"],

@@ -18,7 +18,9 @@ from coordinates.services import (
     user_ensure,
     zone_add,
 )
+from decisions.services import decision_submit
 from evidence import demo as demo_documents
+from evidence.models import Document
 from evidence.selectors import document_exists
 from evidence.services import document_ingest
 
@@ -80,8 +82,40 @@ class Command(BaseCommand):
                     key=key,
                     filename=filename,
                 )
+        waiting = self._submit_waiting()
         self.stdout.write("Demo data ready.")
+        if waiting:
+            self.stdout.write(
+                f"{waiting} demo answers submitted for review: /queue/ as reviewer or reviewer2."
+            )
         self.stdout.write("Logins as first seeded (username / password, role on scope):")
         for username, role, scope, password in demo.PEOPLE:
             self.stdout.write(f"  {username:<10} / {password:<15} {role} on {scope}")
         self.stdout.write(f"Agent {demo.AGENT} token: {demo.AGENT_DEMO_KEY}")
+
+    def _submit_waiting(self) -> int:
+        """The demo agent's answers waiting for the demo reviewers, each by its idempotency
+        key. After
+        the seeding transaction: validation runs after each submission commits (the
+        service replays a key it has seen, so a restart submits nothing twice)."""
+        token = ApiToken.objects.get(key_hash=hash_key(demo.AGENT_DEMO_KEY))
+        zone = demo.AGENT.rsplit(".", 1)[0]
+        documents = dict(Document.objects.filter(zone__coordinate=zone).values_list("key", "pk"))
+        submitted = 0
+        for key, question, answer, cited in demo_documents.WAITING:
+            citations = [
+                {"document": documents[doc_key], "paragraph": number} for doc_key, number in cited
+            ]
+            done = decision_submit(
+                token=token,
+                payload={
+                    "question": question,
+                    "answer": answer,
+                    "zone": zone,
+                    "agent": demo.AGENT,
+                    "claims": [{"text": answer, "citations": citations}],
+                },
+                idempotency_key=key,
+            )
+            submitted += not done.replayed
+        return submitted
