@@ -188,11 +188,15 @@ def test_an_approved_answer_is_told_as_completed_with_the_answer(
     assert signed_by(token, hook)
     data = check_common(hook.json(), decision_id, "decision.completed")
     assert data["state"] == "completed"
-    assert (data["release"], data["reason"], data["answer"]) == (
+    assert (data["release"], data["reason"], data["submitted_answer"]) == (
         "approved",
         "as section 2 says",
         GOOD,
     )
+    # tau 0.99 leaves its sufficiency in the hedged band: delivered after the hedge sentence
+    assert data["mode"] == "hedged"
+    assert data["answer"] == f"Based on limited evidence; this answer may be incomplete. {GOOD}"
+    assert (data["not_answered"], data["replaced"]) == ([], False)
     assert Decision.objects.get(pk=decision_id).state == "completed"
 
 
