@@ -215,7 +215,7 @@ def recorded_requests() -> Iterator[httpx.Request]:
         c.wait(1, timeout=1)
         c.claim(1)
         c.release(1)
-        c.approve(1, "ok", claims=[ClaimVerdict(0, True, "as cited")])
+        c.approve(1, "ok", claims=[ClaimVerdict(0, True, "as cited")], replacement="written")
         c.reject(1, "no", claims=[{"index": 0, "supported": False}])
         list(c.trail(zone=zone, since=date(2025, 1, 1), include_evidence=True))
         assert list(c.reviews(zone=zone, since=date(2025, 1, 1))) == [{"type": "review.claim"}]
