@@ -100,8 +100,9 @@ def supported_text(answer: str, body: Mapping[str, Any]) -> tuple[str, list[str]
         ]
 
         def report_claim(by: object) -> object:
-            ok = isinstance(by, int) and 0 <= by < len(spans)
-            return spans[by].get("claim") if ok else None  # type: ignore[index]
+            if isinstance(by, int) and 0 <= by < len(spans):
+                return spans[by].get("claim")
+            return None
     else:
         said = [k for k, c in enumerate(claims) if c.get("in_answer", True)]
         kept = [claims[k]["text"] for k in said if _upheld(claims, k)]

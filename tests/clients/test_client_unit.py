@@ -158,7 +158,12 @@ def test_the_delivered_answer_and_its_missing_parts_are_read_apart_from_the_subm
 
 
 def test_a_refusal_delivers_nothing_and_an_older_engine_reads_as_nothing_delivered() -> None:
-    refusal = {"answer": None, "mode": "refusal", "not_answered": [], "replaced": False}
+    refusal: dict[str, Any] = {
+        "answer": None,
+        "mode": "refusal",
+        "not_answered": [],
+        "replaced": False,
+    }
     client, _ = client_answering(status(200, {**DECISION, "delivered": refusal}))
     assert client.decision(7).delivered_answer is None
     client, _ = client_answering(status(200, DECISION))
