@@ -840,15 +840,21 @@ def decision_approve(
             raise Conflict(
                 gettext("you have approved this decision already; another reviewer must")
             )
-        _verdicts_checked(verdicts, _claim_count(decision))
+        count = _claim_count(decision)
+        _verdicts_checked(verdicts, count)
         if decision.mode == "refusal" and replacement is None and replacement_of(decision) is None:
-            raise ApplicationError(
-                gettext(
-                    "this answer is a refusal: the evidence supports none of it, so there is "
-                    "no answer to release; write the answer to deliver instead (replacement)"
-                ),
-                field="replacement",
-            )
+            vouched = {v.index for v in verdicts if v.supported}
+            if not count or vouched != set(range(count)):
+                raise ApplicationError(
+                    gettext(
+                        "this answer is a refusal: the evidence is too weak to release it; "
+                        "write the answer to deliver instead (replacement), or mark every "
+                        "claim supported to take the agent's answer over as it stands"
+                    ),
+                    field="replacement",
+                )
+            # The approver vouches for every claim: the agent's text becomes their answer.
+            replacement = decision.answer
         Approval.objects.create(
             decision=decision, reviewer=user, reason=reason, replacement=replacement
         )

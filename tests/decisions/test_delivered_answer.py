@@ -154,6 +154,20 @@ def test_a_refusal_sent_to_a_person_is_released_only_with_the_answer_they_write(
     )
 
 
+def test_a_reviewer_who_vouches_for_every_claim_takes_the_refused_answer_over(
+    policy_doc: Any, set_policy: Callable[..., Any], submit: Callable[..., Any], ann: Any
+) -> None:
+    set_policy(**REFUSAL)
+    found = submit([{"text": GOOD, "citations": [cite(policy_doc)]}]).json()
+    vouched = [{"index": 0, "supported": True, "note": "section 2 says so"}]
+    assert approve(ann, found["id"], claims=vouched).status_code == 200
+    after = ann.get(f"/api/v1/decisions/{found['id']}/").json()
+    # the agent's text, now the reviewer's answer: delivered and sealed as a replacement
+    assert (after["delivered"]["answer"], after["delivered"]["replaced"]) == (GOOD, True)
+    replaced = TrailEvent.objects.get(decision_id=found["id"], kind="decision.answer_replaced")
+    assert replaced.payload["replacement"] == replaced.payload["replaces"] == text_hash(GOOD)
+
+
 def test_an_escalated_answer_can_be_replaced_by_its_authority(
     policy_doc: Any, set_policy: Callable[..., Any], submit: Callable[..., Any], ann: Any
 ) -> None:

@@ -218,6 +218,7 @@ def test_a_refusal_goes_out_as_the_answer_its_reviewer_wrote(
     services.decision_approve(decision_id=decision_id, user=rita, replacement=written)
 
     # then the agent receives the reviewer's answer, told it was replaced, beside its own
+    assert signed_by(token, receiver.hooks[0])
     data = check_common(receiver.hooks[0].json(), decision_id, "decision.completed")
     assert (data["answer"], data["replaced"], data["submitted_answer"]) == (written, True, GOOD)
 
@@ -242,6 +243,7 @@ def test_a_partial_answer_goes_out_with_the_parts_it_does_not_answer(
     decision_id = int(response.json()["id"])
 
     # then it is released as partial, with the missing part named in a field and the text
+    assert signed_by(token, receiver.hooks[0])
     data = check_common(receiver.hooks[0].json(), decision_id, "decision.completed")
     assert data["mode"] == "partial"
     assert len(data["not_answered"]) == 1
