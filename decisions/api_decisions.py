@@ -92,7 +92,10 @@ DecisionOut = inline_serializer(
     "Decision",
     {
         **_row_fields(),
-        "answer": serializers.CharField(),
+        "answer": serializers.CharField(
+            help_text="the answer as the agent submitted it, kept for audit; what the asker "
+            "receives is `delivered`"
+        ),
         "completeness": serializers.FloatField(allow_null=True),
         "cohesion": serializers.FloatField(allow_null=True),
         "policy": serializers.DictField(allow_null=True),
@@ -116,6 +119,26 @@ DecisionOut = inline_serializer(
             help_text="the gate the report's findings beyond its scores ask for (gate) and "
             "why (reasons): an answer to another question, a superseded or unapproved source",
         ),
+        "delivered": inline_serializer(
+            "DeliveredAnswer",
+            {
+                "answer": serializers.CharField(
+                    allow_null=True,
+                    help_text="the text the asker receives, or will once released: `answer` "
+                    "as its mode allows (full: as is; hedged: after a hedge sentence; partial: "
+                    "its supported claims and a 'Not answered' line; refusal: null) or a "
+                    "reviewer's replacement; null before validation and for a failed decision",
+                ),
+                "mode": serializers.CharField(allow_blank=True),
+                "not_answered": serializers.ListField(
+                    child=serializers.CharField(),
+                    help_text="the parts of the question a partial answer leaves unanswered",
+                ),
+                "replaced": serializers.BooleanField(
+                    help_text="a reviewer wrote the delivered answer (decision.answer_replaced)"
+                ),
+            },
+        ),
         "refusal": serializers.DictField(allow_null=True),
         "outcome_reason": serializers.CharField(allow_null=True),
         "bundle_hash": serializers.CharField(),
@@ -126,6 +149,9 @@ DecisionOut = inline_serializer(
                 "reviewer": serializers.CharField(),
                 "at": serializers.DateTimeField(),
                 "reason": serializers.CharField(allow_blank=True),
+                "replacement": serializers.CharField(
+                    allow_null=True, help_text="the answer this reviewer wrote in its place"
+                ),
             },
             many=True,
         ),
@@ -565,6 +591,14 @@ ACTION_BODIES: dict[str, Any] = {
                 required=False,
                 help_text="your verdict on the claims you name (only those are recorded)",
             ),
+            "replacement": serializers.CharField(
+                required=False,
+                allow_null=True,
+                allow_blank=True,
+                max_length=services.MAX_REPLACEMENT,
+                help_text="an answer you write to deliver in place of the agent's (on the "
+                "trail as decision.answer_replaced); required to approve a refusal",
+            ),
         },
     ),
     "reject": inline_serializer(
@@ -642,7 +676,11 @@ class DecisionActionView(APIView):
             decision = services.decision_release(decision_id=pk, user=user)
         elif self.action == "approve":
             decision = services.decision_approve(
-                decision_id=pk, user=user, reason=reason, claims=body.get("claims")
+                decision_id=pk,
+                user=user,
+                reason=reason,
+                claims=body.get("claims"),
+                replacement=body.get("replacement"),
             )
         elif self.action == "reject":
             decision = services.decision_reject(

@@ -50,6 +50,7 @@ class Kind(StrEnum):
     DECISION_COMMENTED = "decision.commented"
     DECISION_ASSIGNED = "decision.assigned"
     DECISION_CORRECTED = "decision.corrected"
+    DECISION_ANSWER_REPLACED = "decision.answer_replaced"
 
 
 def _decision(
@@ -168,6 +169,23 @@ def decision_approved(
     gate let it through."""
     return _decision(
         decision, Kind.DECISION_APPROVED, actor=actor, reason=reason, **_verdicts(claims)
+    )
+
+
+def decision_answer_replaced(
+    decision: Decision, *, actor: AbstractBaseUser, replacement: str, reason: str = ""
+) -> TrailEvent:
+    """A reviewer wrote (or took over) the answer to deliver in place of the agent's, which
+    stays stored as it was: the new text is sealed by its hash (it is kept on the reviewer's
+    Approval row), beside the hash of the answer it replaces and the mode it had."""
+    return _decision(
+        decision,
+        Kind.DECISION_ANSWER_REPLACED,
+        actor=actor,
+        reason=reason,
+        replacement=text_hash(replacement),
+        replaces=text_hash(decision.answer),
+        mode=decision.mode or None,
     )
 
 

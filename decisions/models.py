@@ -156,6 +156,11 @@ class Approval(models.Model):
     decision = models.ForeignKey(Decision, on_delete=models.PROTECT, related_name="approvals")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)
     reason = models.TextField(blank=True)
+    # The answer this reviewer wrote (or took over) in place of the agent's, delivered
+    # instead of it (decisions.delivery); null: none. Nullable so that adding the column
+    # alters the append-only table in place on SQLite instead of rebuilding it (a rebuild
+    # would drop its triggers).
+    replacement = models.TextField(null=True, blank=True)  # noqa: DJ001
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from decisions.delivery import delivery_of
 from decisions.models import Decision
 from decisions.services import OVERRIDE_APPROVALS, override_approvals
 from trail.models import TrailEvent
@@ -67,6 +68,7 @@ def decision_detail(
         "answer_check": body.get("answer"),
         "addressing": body.get("addressing"),
         "held_at_least": body.get("at_least"),
+        "delivered": delivery_of(decision).as_dict(),
         "refusal": decision.refusal,
         "outcome_reason": decision.outcome_reason or None,
         "bundle_hash": decision.bundle.content_hash,
@@ -76,6 +78,7 @@ def decision_detail(
                 "reviewer": a.reviewer.get_username(),
                 "at": a.created_at.isoformat(),
                 "reason": a.reason,
+                "replacement": a.replacement,
             }
             for a in (
                 decision.approvals.select_related("reviewer").order_by("pk")

@@ -27,6 +27,7 @@ from coordinates.coordinate import Coordinate
 from coordinates.models import ApiToken, Role
 from coordinates.selectors import EffectivePolicy, effective_policy, has_role
 from decisions import events
+from decisions.delivery import replacement_of
 from decisions.models import (
     Approval,
     ClaimVerdict,
@@ -812,11 +813,19 @@ def decision_approve(
     user: User,
     reason: str = "",
     claims: Sequence[Mapping[str, Any]] | None = None,
+    replacement: str | None = None,
 ) -> Decision:
     """One reviewer's approval, with their verdict on the claims they name (`claims`:
-    [{index, supported, note}], all optional); enough approvals release the answer."""
+    [{index, supported, note}], all optional); enough approvals release the answer.
+
+    `replacement` is an answer the reviewer writes in place of the agent's (seed 002 §9.3:
+    the authority an answer went to may replace it): on the trail as
+    `decision.answer_replaced`, and delivered instead (decisions.delivery; the latest
+    approver's replacement wins). A refusal (mode "refusal") has no answer to release: each
+    approval of one needs a replacement, written now or by an earlier approver."""
     reason = _limited_reason(reason)
     verdicts = claim_verdicts_read(claims)
+    replacement = _replacement_read(replacement)
     with _changing(decision_id):
         decision = _locked_for(decision_id, user)
         if decision.state != State.APPROVAL_REQUIRED:
@@ -835,8 +844,28 @@ def decision_approve(
             raise Conflict(
                 gettext("you have approved this decision already; another reviewer must")
             )
-        _verdicts_checked(verdicts, _claim_count(decision))
-        Approval.objects.create(decision=decision, reviewer=user, reason=reason)
+        count = _claim_count(decision)
+        _verdicts_checked(verdicts, count)
+        if decision.mode == "refusal" and replacement is None and replacement_of(decision) is None:
+            vouched = {v.index for v in verdicts if v.supported}
+            if not count or vouched != set(range(count)):
+                raise ApplicationError(
+                    gettext(
+                        "this answer is a refusal: the evidence is too weak to release it; "
+                        "write the answer to deliver instead (replacement), or mark every "
+                        "claim supported to take the agent's answer over as it stands"
+                    ),
+                    field="replacement",
+                )
+            # The approver vouches for every claim: the agent's text becomes their answer.
+            replacement = decision.answer
+        Approval.objects.create(
+            decision=decision, reviewer=user, reason=reason, replacement=replacement
+        )
+        if replacement is not None:
+            events.decision_answer_replaced(
+                decision, actor=user, replacement=replacement, reason=reason
+            )
         _verdicts_record(decision, user, ClaimVerdict.Action.APPROVE, verdicts)
         named = [v.as_payload() for v in verdicts]
         needed = effective_policy(Coordinate.parse(decision.zone)).values.approvals_required
@@ -862,6 +891,25 @@ def decision_approve(
         )
         _save(decision)
     return decision
+
+
+MAX_REPLACEMENT = 20_000  # characters: an answer, not a document
+
+
+def _replacement_read(replacement: object) -> str | None:
+    """A replacement answer as given: None when absent or blank, else its text (422 naming
+    `replacement` for anything but a string, or one too long)."""
+    if replacement is None:
+        return None
+    if not isinstance(replacement, str):
+        raise ApplicationError(gettext("replacement must be text"), field="replacement")
+    text = replacement.strip()
+    if len(text) > MAX_REPLACEMENT:
+        raise ApplicationError(
+            gettext("replacement is longer than %(n)s characters") % {"n": MAX_REPLACEMENT},
+            field="replacement",
+        )
+    return text or None
 
 
 def decision_reject(

@@ -42,6 +42,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from coordinates.models import is_webhook_url
+from decisions.delivery import delivery_of
 from decisions.models import Decision
 
 TIMEOUT_SECONDS = 10
@@ -183,9 +184,22 @@ def _message(kind: EventType, data: dict[str, Any]) -> Message:
 
 def completed_message(decision: Decision, *, release: Release, reason: str = "") -> Message:
     """The answer is released: by the gate (`auto`), by its reviewers (`approved`) or over a
-    block (`overridden`). Its state is the one the 2xx of this delivery leaves it in."""
+    block (`overridden`). Its state is the one the 2xx of this delivery leaves it in.
+
+    `answer` is what the asker receives (decisions.delivery: as its mode allows, or a
+    reviewer's replacement; null for a refusal), `not_answered` the parts of the question a
+    partial answer leaves out, `replaced` whether a person wrote it, and `submitted_answer`
+    the agent's text as it was submitted."""
     data = _data(decision, "completed")
-    data.update(answer=decision.answer, release=release, reason=reason or None)
+    delivered = delivery_of(decision)
+    data.update(
+        answer=delivered.answer,
+        not_answered=delivered.not_answered,
+        replaced=delivered.replaced,
+        submitted_answer=decision.answer,
+        release=release,
+        reason=reason or None,
+    )
     return _message(COMPLETED, data)
 
 

@@ -311,27 +311,58 @@ class RefusalEconomics:
         return self.refuse_cost < self.respond_cost
 
 
+def _finite(name: str, value: float, *, at_least: float | None = 0.0) -> float:
+    number = float(value)
+    if not math.isfinite(number) or (at_least is not None and number < at_least):
+        bound = "" if at_least is None else f" >= {at_least:g}"
+        raise ValueError(f"{name} must be a finite number{bound}, got {value!r}")
+    return number
+
+
 def refusal_economics(
     p_hallucination: float,
     cost_hallucination: float,
     p_requery: float,
     cost_requery: float,
     cost_abandon: float,
+    cost_correct: float = 0.0,
 ) -> RefusalEconomics:
-    """E[respond] = P_h*C_h versus E[refuse] = P_rq*C_rq + (1-P_rq)*C_abandon (docs/math.md §8)."""
+    """The paper's section 8.4 (docs/math.md §8): E[respond] = P_h*C_h + (1-P_h)*C_correct
+    versus E[refuse] = P_rq*C_rq + (1-P_rq)*C_abandon.
+
+    `cost_correct` is what a correct answer costs; the paper calls it "near zero". A negative
+    one is a correct answer's worth (answering gains it, refusing forgoes it)."""
     p_h = _unit_scalar("p_hallucination", p_hallucination)
     p_rq = _unit_scalar("p_requery", p_requery)
-    for name, cost in (
-        ("cost_hallucination", cost_hallucination),
-        ("cost_requery", cost_requery),
-        ("cost_abandon", cost_abandon),
-    ):
-        if not (math.isfinite(cost) and cost >= 0.0):
-            raise ValueError(f"{name} must be a finite number >= 0, got {cost!r}")
+    c_h = _finite("cost_hallucination", cost_hallucination)
+    c_rq = _finite("cost_requery", cost_requery)
+    c_ab = _finite("cost_abandon", cost_abandon)
+    c_ok = _finite("cost_correct", cost_correct, at_least=None)
     return RefusalEconomics(
-        respond_cost=p_h * cost_hallucination,
-        refuse_cost=p_rq * cost_requery + (1.0 - p_rq) * cost_abandon,
+        respond_cost=p_h * c_h + (1.0 - p_h) * c_ok,
+        refuse_cost=p_rq * c_rq + (1.0 - p_rq) * c_ab,
     )
+
+
+def refusal_break_even(
+    cost_hallucination: float,
+    p_requery: float,
+    cost_requery: float,
+    cost_abandon: float,
+    cost_correct: float = 0.0,
+) -> float | None:
+    """The P_h at which E[respond] = E[refuse]; above it refusing is the cheaper choice:
+    (E[refuse] - C_correct) / (C_h - C_correct), clipped to [0, 1]. None when a hallucination
+    costs no more than a correct answer (then answering is never the dearer choice).
+
+    The paper's figures (C_h 2,400, C_rq 0.50, C_abandon 5.00, P_rq 0.71) give 0.075% with
+    C_correct = 0; its "about 0.2%" needs a correct answer worth about 3.00 (C_correct -3)."""
+    c_h = _finite("cost_hallucination", cost_hallucination)
+    c_ok = _finite("cost_correct", cost_correct, at_least=None)
+    if c_h <= c_ok:
+        return None
+    refuse = refusal_economics(0.0, c_h, p_requery, cost_requery, cost_abandon).refuse_cost
+    return min(1.0, max(0.0, (refuse - c_ok) / (c_h - c_ok)))
 
 
 def trust(

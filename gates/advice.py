@@ -18,7 +18,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from evidence.scoring import refusal_economics
+from evidence.scoring import refusal_break_even, refusal_economics
 from gates.grading import GATES, Gate, GradedNumbers, replay_gate
 
 # Below this many reviewed decisions the curve is shown with a plain warning: a share of 2%
@@ -68,12 +68,14 @@ class Case:
 
 @dataclass(frozen=True, slots=True)
 class Costs:
-    """What the admin says an outcome costs, and the zone's observed P_requery."""
+    """What the admin says an outcome costs, and the zone's observed P_requery. `correct` is
+    what a correct answer costs (the paper's C_correct, "near zero"; negative: its worth)."""
 
     hallucination: float
     requery: float
     abandon: float
     p_requery: float
+    correct: float = 0.0
 
     @property
     def refuse_cost(self) -> float:
@@ -84,14 +86,19 @@ class Costs:
 
     @property
     def break_even(self) -> float | None:
-        """The P_hallucination above which refusing is the cheaper choice: E[refuse] / C_h
-        (section 5.3's "about 0.2%" for its enterprise figures); None when C_h is 0."""
-        return self.refuse_cost / self.hallucination if self.hallucination else None
+        """The P_hallucination above which refusing is the cheaper choice (section 8.4):
+        (E[refuse] - C_correct) / (C_h - C_correct), 0.075% for the paper's enterprise
+        figures with C_correct 0 (docs/math.md §8 on its "about 0.2%"); None when a
+        hallucination costs no more than a correct answer."""
+        return refusal_break_even(
+            self.hallucination, self.p_requery, self.requery, self.abandon, self.correct
+        )
 
 
 @dataclass(frozen=True, slots=True)
 class Economics:
-    """E[respond] = P_h*C_h and E[refuse] = P_rq*C_rq + (1-P_rq)*C_abandon at one tau."""
+    """E[respond] = P_h*C_h + (1-P_h)*C_correct and E[refuse] = P_rq*C_rq + (1-P_rq)*C_abandon
+    at one tau."""
 
     p_hallucination: float
     respond_cost: float
@@ -194,9 +201,14 @@ def gates_over(case: Case, taus: Sequence[float]) -> list[Gate]:
 
 
 def economics(p_hallucination: float, costs: Costs) -> Economics:
-    """The section 5.3 comparison at one tau, by evidence.scoring.refusal_economics."""
+    """The section 8.4 comparison at one tau, by evidence.scoring.refusal_economics."""
     found = refusal_economics(
-        p_hallucination, costs.hallucination, costs.p_requery, costs.requery, costs.abandon
+        p_hallucination,
+        costs.hallucination,
+        costs.p_requery,
+        costs.requery,
+        costs.abandon,
+        costs.correct,
     )
     return Economics(
         p_hallucination=p_hallucination,

@@ -32,6 +32,7 @@ from coordinates.models import RoleAssignment
 from coordinates.selectors import effective_policy, policy_history
 from coordinates.services import policy_update, role_grant, role_revoke
 from decisions import rereview, services
+from decisions.delivery import delivery_of
 from decisions.models import ClaimVerdict, Decision, Gate, State
 from decisions.representation import override_progress
 from gates import advice_views, conflicts, policy_help, presenters, selectors
@@ -317,6 +318,8 @@ def decision_context(decision: Decision) -> dict[str, Any]:
         ),
         # What the question asks, part by part, and which claim gives it.
         "addressing": (report.body.get("addressing") if report is not None else None),
+        # What the asker receives, or will once it is released (decisions.delivery).
+        "delivered": delivery_of(decision),
     }
 
 
@@ -334,6 +337,7 @@ def decision_page(request: HttpRequest, pk: int) -> HttpResponse:
         approved_by_me=any(a.reviewer_id == request.user.pk for a in context["approvals"]),
         approvals_needed=_approvals_needed(decision),
         reason_limit=services.REASON_LIMIT,
+        replacement_limit=services.MAX_REPLACEMENT,
         assignable=selectors.assignable(decision),
         assigned=decision.assigned_to.get_username() if decision.assigned_to else "",
         # The text it cites changed since it was given: said at the top, not only on the trail.
@@ -438,6 +442,8 @@ def decision_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
             kwargs["reason"] = request.POST.get("reason", "")
             kwargs["claims"] = _verdicts_from_form(request.POST.get("claims", ""))
             _check_choices_made(decision, kwargs["claims"])
+            if action == "approve":
+                kwargs["replacement"] = request.POST.get("replacement") or None
         elif action in ("send-back", "override"):
             kwargs["reason"] = request.POST.get("reason", "")
         elif action == "comment":

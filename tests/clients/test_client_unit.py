@@ -3,6 +3,7 @@ the Idempotency-Key, statuses map to their exception kinds, `wait` follows a web
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -139,3 +140,41 @@ def test_wait_with_an_inbox_looks_once_the_outcomes_webhook_came() -> None:
     # then the wait ended on it, with one look at the decision
     assert decision.state == "completed"
     assert len(sent) == 1
+
+
+def test_the_delivered_answer_and_its_missing_parts_are_read_apart_from_the_submitted_one() -> None:
+    delivered = {
+        "answer": "The head approves.\n\nNot answered: days (a number of days)",
+        "mode": "partial",
+        "not_answered": ["days (a number of days)"],
+        "replaced": False,
+    }
+    client, _ = client_answering(status(200, {**DECISION, "delivered": delivered}))
+    decision = client.decision(7)
+    assert decision.answer == "a"  # as the agent submitted it
+    assert decision.delivered_answer == delivered["answer"]
+    assert decision.not_answered == ["days (a number of days)"]
+    assert decision.replaced is False
+
+
+def test_a_refusal_delivers_nothing_and_an_older_engine_reads_as_nothing_delivered() -> None:
+    refusal: dict[str, Any] = {
+        "answer": None,
+        "mode": "refusal",
+        "not_answered": [],
+        "replaced": False,
+    }
+    client, _ = client_answering(status(200, {**DECISION, "delivered": refusal}))
+    assert client.decision(7).delivered_answer is None
+    client, _ = client_answering(status(200, DECISION))
+    assert (client.decision(7).delivered_answer, client.decision(7).not_answered) == (None, [])
+
+
+def test_approve_sends_the_answer_the_reviewer_wrote() -> None:
+    row = {k: DECISION[k] for k in ("id", "state", "gate", "mode", "zone", "agent", "question")}
+    client, sent = client_answering(status(200, {**row, "sufficiency": None}))
+    client.approve(7, "see section 2", replacement="The division head approves.")
+    assert json.loads(sent[0].content) == {
+        "reason": "see section 2",
+        "replacement": "The division head approves.",
+    }

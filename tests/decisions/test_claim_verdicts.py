@@ -172,7 +172,12 @@ def test_an_approval_records_only_the_claims_named_and_each_approver_their_own(
         ann,
         two_claims,
         "approve",
-        {"claims": [{"index": 1, "supported": True, "note": "an older rule"}]},
+        # the answer is a refusal (one claim unverified under tau 0.99): its first approver
+        # writes the answer to deliver (decisions.delivery)
+        {
+            "claims": [{"index": 1, "supported": True, "note": "an older rule"}],
+            "replacement": GOOD,
+        },
     )
     assert first.status_code == 200, first.json()
     assert act(ben, two_claims, "approve", {"reason": "fine"}).status_code == 200
@@ -192,7 +197,7 @@ def test_a_reviewer_who_approved_then_rejects_keeps_their_latest_verdict(
 ) -> None:
     # given ann's approval, one of two required, holding the second claim supported
     set_policy(tau=0.99, refusal_floor=0.0, approvals_required=2)
-    approve = {"claims": [{"index": 1, "supported": True}]}
+    approve = {"claims": [{"index": 1, "supported": True}], "replacement": GOOD}
     assert act(ann, two_claims, "approve", approve).status_code == 200
     # when she rejects after all, the second claim unsupported
     reject = {"reason": "misread", "claims": [{"index": 1, "supported": False, "note": "300k"}]}
@@ -200,7 +205,9 @@ def test_a_reviewer_who_approved_then_rejects_keeps_their_latest_verdict(
     # then the rejection stands (no error from her earlier row) and her verdict is the latest
     assert response.status_code == 200, response.json()
     assert verdicts(two_claims) == [("ann", "reject", 1, False, "300k", False)]
-    kinds = TrailEvent.objects.filter(decision_id=two_claims, actor="ann")
+    kinds = TrailEvent.objects.filter(decision_id=two_claims, actor="ann").exclude(
+        kind="decision.answer_replaced"
+    )
     assert [e.payload.get("claims") for e in kinds.order_by("pk")] == [
         [{"index": 1, "supported": True, "note": ""}],
         [{"index": 1, "supported": False, "note": "300k"}],
@@ -328,6 +335,7 @@ def test_the_page_approves_with_the_verdicts_it_sends(
 ) -> None:
     rita = logged_in(person("rita", Role.REVIEWER, "G1.U1.P1.Z1"))
     claims = json.dumps([{"index": 0, "supported": True}, {"index": 1, "supported": False}])
-    rita.post(f"/queue/decisions/{two_claims}/approve/", {"reason": "partly", "claims": claims})
+    form = {"reason": "partly", "claims": claims, "replacement": GOOD}  # a refusal: see above
+    rita.post(f"/queue/decisions/{two_claims}/approve/", form)
     assert Decision.objects.get(pk=two_claims).state == State.COMPLETED
     assert [(c, s) for _, _, c, s, _, _ in verdicts(two_claims)] == [(0, True), (1, False)]

@@ -73,6 +73,7 @@ def governed(
         user=ann,
         reason="fine",
         claims=[{"index": 0, "supported": True, "note": "said in the policy"}],
+        replacement=GOOD,  # unverified, it is a refusal: the approver writes the answer
     )
     comment = decision_comment(decision_id=queued["id"], user=ann, text="checked the policy")
     set_policy(**FLAGGING)

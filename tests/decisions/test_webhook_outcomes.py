@@ -188,12 +188,67 @@ def test_an_approved_answer_is_told_as_completed_with_the_answer(
     assert signed_by(token, hook)
     data = check_common(hook.json(), decision_id, "decision.completed")
     assert data["state"] == "completed"
-    assert (data["release"], data["reason"], data["answer"]) == (
+    assert (data["release"], data["reason"], data["submitted_answer"]) == (
         "approved",
         "as section 2 says",
         GOOD,
     )
+    # tau 0.99 leaves its sufficiency in the hedged band: delivered after the hedge sentence
+    assert data["mode"] == "hedged"
+    assert data["answer"] == f"Based on limited evidence; this answer may be incomplete. {GOOD}"
+    assert (data["not_answered"], data["replaced"]) == ([], False)
     assert Decision.objects.get(pk=decision_id).state == "completed"
+
+
+def test_a_refusal_goes_out_as_the_answer_its_reviewer_wrote(
+    policy_doc: Any,
+    set_policy: Callable[..., Any],
+    webhook_agent: tuple[ApiToken, APIClient],
+    receiver: WebhookReceiver,
+) -> None:
+    # given an answer below tau - 2*delta (a refusal) waiting for a reviewer
+    set_policy(tau=0.99, delta=0.01, refusal_floor=0.05)
+    token, client = webhook_agent
+    decision_id = submit(client, policy_doc, GOOD)
+    assert Decision.objects.get(pk=decision_id).mode == "refusal"
+
+    # when the reviewer approves it with the answer to deliver
+    written = "The division head approves expenses above 500,000 yen."
+    rita = reviewer("rita", ZONE)
+    services.decision_approve(decision_id=decision_id, user=rita, replacement=written)
+
+    # then the agent receives the reviewer's answer, told it was replaced, beside its own
+    assert signed_by(token, receiver.hooks[0])
+    data = check_common(receiver.hooks[0].json(), decision_id, "decision.completed")
+    assert (data["answer"], data["replaced"], data["submitted_answer"]) == (written, True, GOOD)
+
+
+def test_a_partial_answer_goes_out_with_the_parts_it_does_not_answer(
+    policy_doc: Any, webhook_agent: tuple[ApiToken, APIClient], receiver: WebhookReceiver
+) -> None:
+    # given a two-part question whose answer gives only the approver
+    token, client = webhook_agent
+    response = client.post(
+        "/api/v1/decisions/",
+        {
+            "question": "Who approves travel expenses above 500,000 yen? "
+            "How many days does reimbursement of approved expenses take?",
+            "answer": GOOD,
+            "zone": ZONE,
+            "agent": AGENT,
+            "claims": [{"text": GOOD, "citations": [cite(policy_doc)]}],
+        },
+        format="json",
+    )
+    decision_id = int(response.json()["id"])
+
+    # then it is released as partial, with the missing part named in a field and the text
+    assert signed_by(token, receiver.hooks[0])
+    data = check_common(receiver.hooks[0].json(), decision_id, "decision.completed")
+    assert data["mode"] == "partial"
+    assert len(data["not_answered"]) == 1
+    assert "days" in data["not_answered"][0]
+    assert data["answer"] == f"{GOOD}\n\nNot answered: {data['not_answered'][0]}"
 
 
 def test_an_overdue_review_is_told_as_escalated_and_its_later_outcome_as_another_message(

@@ -321,7 +321,8 @@ def test_fuse_sums_weighted_normalised_scores_and_zero_for_a_missing_leg() -> No
     dense = Ranked(["a", "b", "c"], np.array([0.9, 0.7, 0.5], dtype=np.float32))
     sparse = Ranked(["c", "d"], np.array([12.0, 4.0], dtype=np.float32))
 
-    hits = {h.id: h for h in fuse(dense, sparse, dense_weight=0.7, sparse_weight=0.3)}
+    # the default weights, as DESIGN.md sets them: dense 0.7, BM25 0.3
+    hits = {h.id: h for h in fuse(dense, sparse)}
 
     assert hits["a"].fused == pytest.approx(0.7 * 1.0)
     assert hits["b"].fused == pytest.approx(0.7 * 0.5)

@@ -32,6 +32,7 @@ from evidence.scoring import (
     hallucination_bundled,
     item_confidence,
     recency,
+    refusal_break_even,
     refusal_economics,
     score_bundle,
     sufficiency,
@@ -354,15 +355,49 @@ def test_answer_mode_rejects_out_of_range_sufficiency() -> None:
 # --- economics and trust: the paper's numbers -----------------------------------------
 
 
-def test_refusal_pays_once_hallucination_probability_passes_the_paper_level() -> None:
-    # docs/math.md §8 (the paper's example): C_h = 2400, C_rq = 0.50, C_abandon = 5.00,
-    # P_rq = 0.71; refusing is cheaper at the ~0.2% hallucination probability the paper
-    # names, and above it.
-    costs = refusal_economics(0.002, 2400.0, 0.71, 0.5, 5.0)
-    assert costs.respond_cost == pytest.approx(4.8)
-    assert costs.refuse_cost == pytest.approx(0.71 * 0.5 + 0.29 * 5.0)
-    assert costs.refuse
-    assert not refusal_economics(0.0001, 2400.0, 0.71, 0.5, 5.0).refuse
+# The paper's section 8.4 enterprise figures, read from the paper (seed 000): a hallucination
+# that escapes costs 2,400, a requery 0.50, an abandoned query 5.00, and 71% of refused
+# askers requery.
+PAPER_COSTS = {"cost_hallucination": 2400.0, "p_requery": 0.71, "cost_requery": 0.5,
+               "cost_abandon": 5.0}  # fmt: skip
+
+
+def test_refusing_costs_the_papers_expected_requery_and_abandonment() -> None:
+    # E[refuse] = 0.71 * 0.50 + 0.29 * 5.00 = 0.355 + 1.45 = 1.805
+    found = refusal_economics(0.01, **PAPER_COSTS)
+    assert found.refuse_cost == pytest.approx(1.805)
+    # E[respond] at 1%: 0.01 * 2400 + 0.99 * C_correct (0) = 24.0
+    assert found.respond_cost == pytest.approx(24.0)
+
+
+def test_answering_costs_a_correct_answers_cost_too() -> None:
+    # The term the formula had lost: (1 - P_h) * C_correct. At P_h 0.1% and C_correct 1.00,
+    # E[respond] = 0.001 * 2400 + 0.999 * 1.00 = 2.4 + 0.999 = 3.399.
+    found = refusal_economics(0.001, **PAPER_COSTS, cost_correct=1.0)
+    assert found.respond_cost == pytest.approx(3.399)
+
+
+def test_the_break_even_is_0_075_percent_for_the_papers_figures_and_no_correct_cost() -> None:
+    # (1.805 - 0) / (2400 - 0) = 0.000752...: refusing pays above 0.075%, so at 0.1% (between
+    # the 0.075% the figures give and the "about 0.2%" the paper states) it already pays.
+    assert refusal_break_even(**PAPER_COSTS) == pytest.approx(1.805 / 2400)
+    assert refusal_economics(0.001, **PAPER_COSTS).refuse
+    assert not refusal_economics(0.0007, **PAPER_COSTS).refuse
+
+
+def test_the_papers_about_0_2_percent_needs_a_correct_answer_worth_about_3() -> None:
+    # (1.805 + 3) / (2400 + 3) = 4.805 / 2403 = 0.19996%: the paper's figure when answering
+    # correctly is worth 3.00 (C_correct = -3). Then refusing does not pay at 0.1%...
+    assert refusal_break_even(**PAPER_COSTS, cost_correct=-3.0) == pytest.approx(0.002, abs=1e-6)
+    assert not refusal_economics(0.001, **PAPER_COSTS, cost_correct=-3.0).refuse
+    # ...and does at 0.25%.
+    assert refusal_economics(0.0025, **PAPER_COSTS, cost_correct=-3.0).refuse
+
+
+def test_no_break_even_when_a_hallucination_costs_no_more_than_a_correct_answer() -> None:
+    assert refusal_break_even(1.0, 0.71, 0.5, 5.0, cost_correct=1.0) is None
+    with pytest.raises(ValueError, match="cost_correct"):
+        refusal_economics(0.1, 2400.0, 0.71, 0.5, 5.0, cost_correct=float("nan"))
 
 
 def test_trust_reproduces_the_paper_systems_a_and_b() -> None:

@@ -75,6 +75,18 @@ def top_text(query: str, scopes: Sequence[str] | None = None) -> str:
     return paragraphs_of(hits)[0].text
 
 
+# --- the fusion weights -------------------------------------------------------------------
+
+
+def test_the_search_weighs_the_dense_leg_0_7_and_bm25_0_3(store: None) -> None:
+    # DESIGN.md: hybrid retrieval, dense cosine weighted 0.7 plus BM25 weighted 0.3, each
+    # leg min-max normalised; the search as the API runs it (no weights passed)
+    hits = search("Who must approve expenses above 500,000 yen?")
+    assert any(h.dense != h.sparse for h in hits)  # the two legs disagree somewhere
+    for hit in hits:
+        assert hit.fused == pytest.approx(0.7 * hit.dense + 0.3 * hit.sparse)
+
+
 # --- relevance ----------------------------------------------------------------------------
 
 

@@ -119,7 +119,20 @@ def test_a_zone_beneath_with_its_own_tau_keeps_it() -> None:
     assert {p.sent_to_people for p in found.points} == {1}  # 0.7 < 0.95 at every tau
 
 
-def test_the_refusal_economics_follow_section_5_3() -> None:
+def test_the_break_even_is_the_papers_section_8_4() -> None:
+    # the paper's figures: (0.71 * 0.50 + 0.29 * 5.00) / 2400 = 1.805 / 2400 = 0.0752%
+    costs = Costs(hallucination=2400.0, requery=0.5, abandon=5.0, p_requery=0.71)
+    assert costs.break_even == pytest.approx(0.000752, abs=1e-6)
+    # with a correct answer worth 3.00: 4.805 / 2403 = 0.19996%, the paper's "about 0.2%"
+    worth = replace(costs, correct=-3.0)
+    assert worth.break_even == pytest.approx(0.002, abs=1e-6)
+    # a correct answer's cost counts in E[respond] at each tau: 0.001*2400 + 0.999*(-3)
+    assert advice.economics(0.001, worth).respond_cost == pytest.approx(2.4 - 2.997)
+    assert not advice.economics(0.001, worth).refuse
+    assert advice.economics(0.001, costs).refuse
+
+
+def test_the_refusal_economics_follow_section_8_4() -> None:
     # given the paper's enterprise figures: C_h 2,400, C_rq 0.50, C_abandon 5.00, P_rq 0.71
     costs = Costs(hallucination=2400.0, requery=0.5, abandon=5.0, p_requery=0.71)
     found = advice.advise(HAND_MADE, current_tau=0.80, target=0.2, costs=costs)

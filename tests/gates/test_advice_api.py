@@ -119,6 +119,9 @@ def build_world(
                     user=ann,
                     reason="ok overall",
                     claims=[{"index": 0, "supported": False, "note": "too vague"}],
+                    # released with the claim unsupported: the reviewer writes what goes out
+                    # (a refusal is approved only so, decisions.delivery)
+                    replacement="The division head approves expenses above 500,000 yen.",
                 )
             else:
                 services.decision_reject(

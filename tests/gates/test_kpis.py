@@ -21,7 +21,6 @@ from rest_framework.test import APIClient
 from coordinates.models import Role
 from decisions import services
 from decisions.models import Decision, State
-from evidence import scoring
 from gates import dashboard, kpis
 from gates.models import KpiDay
 from tests.decisions.conftest import GOOD, WRONG_NUMBER, ZONE, cite
@@ -95,10 +94,12 @@ def _figures(e: Expected, days: list[str]) -> dict[str, Any]:
     correct = gates["auto"] + gates["flagged"] + sum(1 for r in reviews if r[1])
     rejected = sum(1 for r in reviews if not r[1])
     decided = correct + rejected + gates["blocked"] + asks
+    # The paper's section 7.3, written out here rather than asked of the function under
+    # test: Trust = Trust_0 + alpha*Correct - beta*Halluc - gamma*Refusal, Trust_0 = 3.0,
+    # alpha 1.0, beta 5.0, gamma 0.7.
+    refused = gates["blocked"] + asks
     trust = (
-        scoring.trust(
-            3.0, correct / decided, rejected / decided, (gates["blocked"] + asks) / decided
-        )
+        3.0 + 1.0 * correct / decided - 5.0 * rejected / decided - 0.7 * refused / decided
         if decided
         else 3.0
     )

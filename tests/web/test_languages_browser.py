@@ -26,6 +26,7 @@ import pytest
 from django.conf import settings
 
 from coordinates.models import Role
+from decisions.delivery import delivery_of
 from decisions.models import Decision, ReReview, State
 from evidence.models import KnowledgeConflict, Paragraph
 from tests.decisions.conftest import GOOD, cite, submit
@@ -211,6 +212,9 @@ def test_each_role_walks_its_pages_in_one_language_with_none_of_the_other_on_scr
         PERIODIC_NOTE,
         CONFLICT_REASON,
         GOOD,
+        # what the asker receives is answer text, in the answer's language whatever the
+        # page's (a hedged English answer opens with an English hedge)
+        *(delivery_of(d).answer or "" for d in Decision.objects.filter(pk__in=[first, second])),
     )
     walk = Walk(live_asgi.url, language, seeded)
     zone = f"/zones/{ZONE}"

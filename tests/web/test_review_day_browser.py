@@ -92,6 +92,12 @@ def test_two_reviewers_and_an_auditor_work_an_answer_through_in_japanese(
     # and approves the first: the next waiting answer opens
     ben.goto(f"{base}/queue/decisions/{first}/")
     ben.fill("#approve-reason", "確認済み")
+    # its sufficiency is below tau - 2*delta (a refusal): the page asks for the answer to
+    # deliver, and the browser will not send the approval without it
+    assert ben.locator("#replacement").get_attribute("required") is not None
+    ben.click("#approve")
+    assert ben.url == f"{base}/queue/decisions/{first}/"
+    ben.fill("#replacement", "50万円を超える出張費は部長が事前に承認します。")
     ben.click("#approve")
     ben.wait_for_url(f"{base}/queue/decisions/{second}/")
     assert Decision.objects.get(pk=first).state == State.COMPLETED

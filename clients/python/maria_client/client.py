@@ -294,14 +294,23 @@ class Maria:
         return self._act(decision_id, "release", None)
 
     def approve(
-        self, decision_id: int, reason: str = "", *, claims: Sequence[Verdict] | None = None
+        self,
+        decision_id: int,
+        reason: str = "",
+        *,
+        claims: Sequence[Verdict] | None = None,
+        replacement: str | None = None,
     ) -> DecisionRow:
         """Approve (four eyes: never your own answer); enough approvals release it. `claims`:
         your verdict on the claims you name, e.g. `[ClaimVerdict(0, True)]` (only those are
-        recorded)."""
+        recorded). `replacement`: an answer you write to deliver instead of the agent's;
+        a refusal (mode "refusal") is approved only with one (ValidationError, field
+        `replacement`, without)."""
         body: dict[str, Any] = {"reason": reason}
         if claims is not None:
             body["claims"] = [_verdict(c) for c in claims]
+        if replacement is not None:
+            body["replacement"] = replacement
         return self._act(decision_id, "approve", body)
 
     def reject(self, decision_id: int, reason: str, *, claims: Sequence[Verdict]) -> DecisionRow:

@@ -199,12 +199,34 @@ class Decision:
     outcome_reason: str | None
     bundle_hash: str
     events: list[DecisionEvent]
+    # What the asker receives (`answer` is the agent's text as submitted): {answer, mode,
+    # not_answered, replaced}; empty from an engine older than the field.
+    delivered: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     @property
     def is_final(self) -> bool:
         """Completed or failed: nothing will change it any more."""
         return self.state in FINAL_STATES
+
+    @property
+    def delivered_answer(self) -> str | None:
+        """The text the asker receives, as the answer's mode allows: after a hedge sentence
+        (hedged), cut to its supported claims with a "Not answered" line (partial), none for
+        a refusal, or the answer a reviewer wrote in its place (`replaced`). None before it
+        is validated and for a failed decision."""
+        value = self.delivered.get("answer")
+        return value if isinstance(value, str) else None
+
+    @property
+    def not_answered(self) -> list[str]:
+        """The parts of the question a partial answer leaves unanswered."""
+        return [str(part) for part in self.delivered.get("not_answered") or []]
+
+    @property
+    def replaced(self) -> bool:
+        """A reviewer wrote the delivered answer in place of the agent's."""
+        return bool(self.delivered.get("replaced"))
 
     @property
     def approved(self) -> bool:
@@ -232,6 +254,7 @@ class Decision:
             outcome_reason=body.get("outcome_reason"),
             bundle_hash=str(body.get("bundle_hash") or ""),
             events=[DecisionEvent.from_json(e) for e in body.get("events") or []],
+            delivered=dict(body.get("delivered") or {}),
             raw=body,
         )
 
