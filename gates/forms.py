@@ -14,26 +14,6 @@ from gates.policy_help import field_help
 from maria.wording import in_language
 
 _INT_FIELDS = {"required_evidence", "hops", "approvals_required", "rereview_days"}
-# What a field means, where its name alone does not say (shown as the input's title).
-_HINTS = {
-    "periodic_review_rate": _(
-        "Share of flagged answers sampled for periodic review, from 0 (none) to 1 (all)."
-    ),
-    "release_kinds": _(
-        "Kinds of document that may carry an answer to release without a person. Tick none "
-        "to inherit."
-    ),
-    "release_statuses": _(
-        "Statuses of document that may carry an answer to release without a person. Tick "
-        "none to inherit."
-    ),
-    "judge_moves": _(
-        "What a plug-in judge (LLM or local NLI model) may do, on its own word, to a claim the "
-        "engine could not verify: verify it (release) or refute it (refuse). Tick none to "
-        "inherit; the default is neither."
-    ),
-    "judge_confidence": _("The judge's confidence a move needs, from 0 to 1."),
-}
 # Each field's label: its policy name in English (as the API and the docs name it), a name in
 # words in the reader's language.
 _LABELS = {
@@ -81,7 +61,7 @@ def _list_field(name: str, inherited: Any) -> forms.Field:
     return forms.MultipleChoiceField(
         required=False,
         choices=choices,
-        widget=forms.CheckboxSelectMultiple(attrs={"title": str(_HINTS[name])}),
+        widget=forms.CheckboxSelectMultiple(attrs={"title": field_help(name)}),
         help_text=_("inherited: %(names)s") % {"names": ", ".join(inherited) or _("none")},
     )
 
@@ -105,8 +85,6 @@ class PolicyForm(forms.Form):
                 self.fields[name].help_text = f"{field_help(name)} {self.fields[name].help_text}"
                 continue
             widget_attrs = {"placeholder": str(placeholder), "step": "any"}
-            if name in _HINTS:
-                widget_attrs["title"] = str(_HINTS[name])
             if name in _INT_FIELDS:
                 field: forms.Field = forms.IntegerField(
                     required=False, widget=forms.NumberInput(attrs=widget_attrs)

@@ -25,7 +25,7 @@ import polib
 import pytest
 from django.conf import settings
 
-from coordinates.models import Role
+from coordinates.models import Role, ZonePolicyVersion
 from decisions.delivery import delivery_of
 from decisions.models import Decision, ReReview, State
 from evidence.models import KnowledgeConflict, Paragraph
@@ -43,6 +43,7 @@ from tests.web.test_browser import (
 )
 from tests.web.test_periodic_browser import sampled
 from tests.web.test_review_day_browser import in_japanese
+from trail.checkpoints import checkpoint_create
 
 __all__ = ["browser", "committed_trail", "live_asgi", "policy_doc", "set_policy", "submit"]
 
@@ -64,6 +65,7 @@ REMOTE_QUESTION = "How many days a week may employees work remotely?"
 APPROVE_REASON = "checked against section 2 of the travel policy"
 PERIODIC_NOTE = "the evidence still says so"
 CONFLICT_REASON = "the policy governs over the older text"
+THRESHOLD_REASON = "fewer answers wait for a person"
 # Two words of Latin letters in a row; a line break, a tab (between table cells), a digit or
 # punctuation ends a run.
 ENGLISH_RUN = re.compile(
@@ -146,9 +148,14 @@ class Walk:
     language: str
     seeded: tuple[str, ...]
     leaked: dict[str, list[str]] = field(default_factory=dict)
+    console: list[str] = field(default_factory=list)
 
     def page(self, browser: Any, username: str) -> Any:
         page = log_in(browser, self.base, username)
+        # Whatever a page says to the console (a script error, a failed load, a warning) is
+        # something a person's day should not meet (issue 29's "no console message").
+        page.on("console", lambda m: self.console.append(f"{username} {page.url}: {m.text}"))
+        page.on("pageerror", lambda e: self.console.append(f"{username} {page.url}: {e}"))
         return in_japanese(page, self.base) if self.language == "ja" else page
 
     def read(self, page: Any, name: str) -> None:
@@ -211,6 +218,7 @@ def test_each_role_walks_its_pages_in_one_language_with_none_of_the_other_on_scr
         APPROVE_REASON,
         PERIODIC_NOTE,
         CONFLICT_REASON,
+        THRESHOLD_REASON,
         GOOD,
         # what the asker receives is answer text, in the answer's language whatever the
         # page's (a hedged English answer opens with an English hedge)
@@ -223,6 +231,18 @@ def test_each_role_walks_its_pages_in_one_language_with_none_of_the_other_on_scr
     ann = walk.page(browser, "ann")
     walk.visit(ann, "home", "/")
     walk.visit(ann, "queue", "/queue/")
+    # the second answer she hands to ben with the queue's bulk form (a live refresh that
+    # redraws the rows between the tick and the click clears the tick: then she ticks again)
+    ann.wait_for_selector("#live[data-state=live]")
+    for _ in range(3):
+        ann.check(f'input[name=decisions][value="{second}"]')
+        ann.select_option("#bulk-action", "assign")
+        ann.fill("#bulk-assignee", "ben")
+        ann.click("#bulk-apply")
+        ann.wait_for_selector("ul.messages li")
+        if Decision.objects.filter(pk=second, assigned_to__username="ben").exists():
+            break
+    walk.read(ann, "queue, bulk assigned")
     walk.visit(ann, "decision", f"/queue/decisions/{first}/")
     ann.click("#claim")
     ann.wait_for_selector("#approve")
@@ -269,6 +289,11 @@ def test_each_role_walks_its_pages_in_one_language_with_none_of_the_other_on_scr
     zed.click("#preview")
     zed.wait_for_selector("#whatif-table")
     walk.read(zed, "zone, what-if")
+    # and saves it as a new version, with its reason
+    zed.fill("#id_reason", THRESHOLD_REASON)
+    zed.click("#save")
+    zed.wait_for_selector("ul.messages li")
+    walk.read(zed, "zone, saved")
     # and resolves a conflict: a blank reason is refused with the reason why, a reason is taken
     walk.visit(zed, "conflicts", f"{zone}/conflicts/")
     resolve = f"#conflict-{conflict.pk} form.resolve"
@@ -285,6 +310,9 @@ def test_each_role_walks_its_pages_in_one_language_with_none_of_the_other_on_scr
     walk.read(zed, "conflicts, resolved")
     walk.visit(zed, "resolved conflicts", f"{zone}/conflicts/?state=resolved")
     walk.visit(zed, "calibration", f"{zone}/calibration/")
+    zed.click("#propose")  # too few verdicts yet: the page says how many it needs
+    zed.wait_for_load_state("load")
+    walk.read(zed, "calibration, proposed")
     walk.visit(zed, "dashboard", f"{zone}/dashboard/")
     zed.wait_for_selector("#kpi-trust svg")
     walk.read(zed, "dashboard, drawn")
@@ -297,9 +325,13 @@ def test_each_role_walks_its_pages_in_one_language_with_none_of_the_other_on_scr
     olga.click("#verify")
     olga.wait_for_selector('#verdict[data-intact="1"]')
     walk.read(olga, "verify")
+    checkpoint_create()
+    walk.visit(olga, "checkpoints", "/audit/checkpoints/")
 
     # then the actions took effect, and no page showed the other language
     assert Decision.objects.get(pk=first).state == State.COMPLETED
+    assert Decision.objects.get(pk=second).assigned_to.username == "ben"
+    assert ZonePolicyVersion.objects.filter(reason=THRESHOLD_REASON).exists()
     periodic.refresh_from_db()
     assert periodic.verdict == "ok"
     conflict.refresh_from_db()
@@ -307,3 +339,4 @@ def test_each_role_walks_its_pages_in_one_language_with_none_of_the_other_on_scr
     report = "\n".join(f"{name}: {found}" for name, found in walk.leaked.items())
     print(report or f"{language}: nothing leaked")
     assert not walk.leaked, f"{language} pages show the other language:\n{report}"
+    assert not walk.console, "\n".join(walk.console)
