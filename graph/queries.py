@@ -587,11 +587,18 @@ def _answer_text(
     }
     facts = list(dict.fromkeys(_fact(e, labels) for e in edges))  # each fact once
     text = " ".join(facts) if facts else gettext("The evidence nodes are not linked to each other.")
-    if outcome == "qualified":
+    if outcome == "qualified" and len(pieces) > 1:
         text += gettext(
             " Caution: the evidence falls into %(parts)s unlinked parts; the links between "
             "them are not shown by the graph."
         ) % {"parts": len(pieces)}
+    elif outcome == "qualified":
+        # One piece, but few of its pairs linked (seed 002 §8.1 counts every ordered pair):
+        # a chain or a star of many nodes, which says less than its length suggests.
+        text += gettext(
+            " Caution: the evidence hangs together only thinly; few of its parts are linked "
+            "to each other directly."
+        )
     return text
 
 

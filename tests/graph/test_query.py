@@ -251,3 +251,17 @@ def test_the_papers_chain_gets_its_own_cohesion() -> None:
     both_ways = sp.csr_array(chain + chain.T)
     assert set_cohesion(relation(both_ways), [0, 1, 2, 3]) == pytest.approx(0.375)
     assert set_cohesion(relation(chain * 3), [0, 1, 2, 3]) == pytest.approx(0.1875)  # capped at 1
+
+
+def test_a_linked_chain_below_tau_is_qualified_as_thin_not_as_unlinked_parts(
+    import_lines: Callable[..., Any], reviewer_api: Any, set_policy: Callable[..., None]
+) -> None:
+    # given the paper's chain (cohesion 3/16) under a stricter tau_c: qualified, one piece
+    import_lines(CHAIN)
+    set_policy(cohesion_tau=0.3)
+    body = ask(reviewer_api, k=4)
+    assert body["gate"] == "qualified"
+    assert body["structural_gaps"] == []
+    # then the caution says what holds it back, not "1 unlinked parts"
+    assert "unlinked" not in body["answer"]
+    assert "hangs together only thinly" in body["answer"]

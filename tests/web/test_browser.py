@@ -297,3 +297,5 @@ def test_a_link_with_a_question_asks_the_graph_explorer_at_once(
     assert page.input_value("input[name=q]") == question
     assert page.input_value("select[name=zone]") == ZONE
     assert page.locator("#graph-cohesion-text").inner_text().startswith("cohesion ")
+    page.wait_for_selector("#graph-canvas canvas")
+    shoot(page, "graph", readme=True)
