@@ -21,7 +21,9 @@ WAITING: list[tuple[str, str, str, list[tuple[str, int]]]] = [
     (
         "demo-waiting-1",
         "Who approves a 600,000 yen equipment purchase?",
-        "Expenses above 500,000 yen require prior approval by the division head.",
+        # Said in other words than the policy's, so the engine cannot vouch for it alone
+        # (in the policy's own words it is verified and released without a person).
+        "Purchases over 500,000 yen need the division head's sign-off beforehand.",
         [("demo/expense-policy.md", 2)],
     ),
     (

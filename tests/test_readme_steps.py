@@ -247,9 +247,19 @@ def test_connect_your_rag_runs_as_written(make_run: Run) -> None:
             ours = [row for row in rows if row.get("question") == q.group(1)]
             if ours:
                 pk = ours[0]["id"]
+                # as the decision page sends it: each claim with the reviewer's verdict (an
+                # answer held as a refusal is released only when they vouch for every claim)
+                claims = _api(make_run, reviewers[0], "GET", f"decisions/{pk}/")["claims"]
+                verdicts = [{"index": i, "supported": True} for i in range(len(claims))]
                 for token in reviewers:
                     _api(make_run, token, "POST", f"decisions/{pk}/claim/")
-                    _api(make_run, token, "POST", f"decisions/{pk}/approve/", json={"reason": "ok"})
+                    _api(
+                        make_run,
+                        token,
+                        "POST",
+                        f"decisions/{pk}/approve/",
+                        json={"reason": "ok", "claims": verdicts},
+                    )
                 approved.set()
                 return
             time.sleep(0.5)
