@@ -217,12 +217,15 @@ def conflicts_from_validation(contradictions: Iterable[Mapping[str, Any]], *, zo
     if not wanted:
         return 0
     places = {(i["document"], i["version"], i["paragraph"]) for c in wanted for i in c["items"]}
+    # Only the cited paragraphs themselves: a document may hold tens of thousands.
+    exact = Q()
+    for document, version, number in places:
+        exact |= Q(version__document_id=document, version__version=version, number=number)
     paragraphs = {
         (document, version, number): pk
-        for pk, document, version, number in Paragraph.objects.filter(
-            version__document_id__in={document for document, _, _ in places}
-        ).values_list("pk", "version__document_id", "version__version", "number")
-        if (document, version, number) in places
+        for pk, document, version, number in Paragraph.objects.filter(exact).values_list(
+            "pk", "version__document_id", "version__version", "number"
+        )
     }
     found = []
     for c in wanted:
