@@ -61,7 +61,16 @@
       })
         .then(function (r) { if (!r.ok) throw new Error(r.status); return r.text(); })
         .then(function (html) {
+          // the reviewer's ticks for the bulk form outlive the redraw: a live event must not
+          // undo a choice she is in the middle of making
+          var ticked = Array.prototype.map.call(
+            rows.querySelectorAll("input[name=decisions]:checked"),
+            function (box) { return box.value; });
           rows.innerHTML = html; // server-rendered and escaped (templates/queue/_rows.html)
+          ticked.forEach(function (id) {
+            var box = rows.querySelector('input[name=decisions][value="' + id + '"]');
+            if (box) box.checked = true;
+          });
           restoreSelection();
           tick();
           body.setAttribute("data-synced", String(Date.now()));

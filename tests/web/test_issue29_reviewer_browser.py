@@ -120,3 +120,30 @@ def test_a_reviewer_sees_1_of_2_shares_a_filtered_view_bulk_approves_and_opens_a
     assert "1 of 2" not in ann.locator(f'tr[data-id="{zebra}"]').inner_text()
     assert "Today in your zones" not in ann.locator("#reviewer-day").inner_text()
     assert heard == [], heard
+
+
+def test_a_tick_for_the_bulk_form_outlives_the_live_refresh_of_the_rows(
+    committed_trail: None,
+    live_asgi: LiveASGI,
+    browser: Any,
+    person: Callable[..., Any],
+    policy_doc: Any,
+    set_policy: Callable[..., Any],
+) -> None:
+    # given ann's queue with one waiting answer, which she ticks for the bulk form
+    set_policy(tau=0.99, refusal_floor=0.0)
+    person("ann", Role.REVIEWER, "G1.U1.P1")
+    base = live_asgi.url
+    key = agent_key()
+    first = submit(base, key, policy_doc)
+    ann = log_in(browser, base, "ann")
+    ann.goto(f"{base}/queue/")
+    ann.locator(f'tr[data-id="{first}"]').wait_for()
+    ann.wait_for_selector("#live[data-state=live]")
+    ann.check(f'tr[data-id="{first}"] input[name=decisions]')
+    # when another answer arrives and the rows are redrawn from the server
+    arrived = submit(base, key, policy_doc)
+    ann.locator(f'tr[data-id="{arrived}"]').wait_for()
+    # then her tick is still there, and the new row is not ticked for her
+    assert ann.locator(f'tr[data-id="{first}"] input[name=decisions]').is_checked()
+    assert not ann.locator(f'tr[data-id="{arrived}"] input[name=decisions]').is_checked()
