@@ -137,7 +137,9 @@ FIGURE_ROWS = (
     ("overrides", gettext_lazy("Overrides"), "count"),
     ("refusal_rate", gettext_lazy("Refusal rate"), "share"),
     ("requery_rate", gettext_lazy("Requery rate"), "share"),
+    ("requery_load", gettext_lazy("Requery load"), "share"),
     ("trust", gettext_lazy("Trust (trajectory)"), "score"),
+    ("hallucination_interval", gettext_lazy("Answers between hallucinations"), "answers"),
     ("periodic_reviews_open", gettext_lazy("Periodic reviews open"), "count"),
     ("periodic_reviews_closed", gettext_lazy("Periodic reviews closed"), "count"),
     ("periodic_reviews_wrong", gettext_lazy("Periodic reviews: wrong"), "count"),
@@ -154,6 +156,8 @@ def _shown(value: float | None, how: str) -> str:
         return f"{value:,.0f} s"
     if how == "score":
         return f"{value:.3f}"
+    if how == "answers":
+        return f"{value:,.1f}"
     return f"{value:,.0f}"
 
 

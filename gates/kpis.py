@@ -31,8 +31,10 @@ per UTC day (the day a decision was proposed). A rate whose denominator is empty
 - `refusal_rate`: refusals / queries, where a refusal is a blocked decision or a refused
   `ask`, and queries are the decisions plus the refused `ask`s.
 - `requery_rate`: refusals after which the same agent (the account that proposed or asked)
-  sent another query to the zone or beneath it within an hour (`REQUERY_SECONDS`; looking
-  past `until` too) / refusals: P_requery of the paper's section 8.
+  sent another query to the zone or beneath it within five minutes (`REQUERY_SECONDS`, the
+  paper's section 11.3; looking past `until` too) / refusals: P_requery of its section 8.
+- `requery_load`: those requeries / queries: the extra query volume refusals bring (the
+  paper's section 8.3, refusal rate x P_requery).
 - `trust`: the paper's section 7, `Trust_0 + alpha*Correct - beta*Halluc - gamma*Refusal`
   (`evidence.scoring.trust`, with `TRUST_0` and section 7.3's coefficients), from outcomes: a
   query is correct when its answer was released by the gate (auto, flagged) or approved by
@@ -40,6 +42,11 @@ per UTC day (the day a decision was proposed). A rate whose denominator is empty
   `ask` refused it; the rates are shares of the queries with one of those outcomes (the
   three sum to 1). Its series is cumulative, the trust from `since` to each day's end: the
   trajectory, whose last point is the number.
+- `hallucination_interval`: the mean number of answers with an outcome between two
+  hallucinations, outcomes / rejections (None: no rejection), and `trust_recovers`: whether
+  that interval is long enough to win back, at `TRUST_ALPHA` a correct answer, the
+  `TRUST_BETA` one hallucination costs (the paper's section 7.4; `trust_model` carries the
+  recovery half-life, beta / (2 alpha) = 2.5 correct answers). None with no outcome yet.
 - `periodic_reviews_open`, `periodic_reviews_closed`, `periodic_reviews_wrong`: the window's
   flagged decisions sampled for periodic review (`decisions.periodic`) whose item is still
   open, closed with any verdict, and closed with the verdict "wrong" (an answer that had gone
@@ -48,8 +55,10 @@ per UTC day (the day a decision was proposed). A rate whose denominator is empty
   a reviewer found wrong now that the text they rested on changed (`decisions.rereview`),
   their agents told.
 
-Speed: a day whose counts can no longer change (none of its decisions open, the requery hour
-after it over) is counted once and kept (`gates.models.KpiDay`); a read counts only the
+Speed: a day whose counts can no longer change (none of its decisions open, the requery
+minutes after it over) is counted once and kept (`gates.models.KpiDay`, with the requery
+horizon it was counted under: a kept day counted under another is counted again); a read
+counts only the
 other days (today, days with a decision still waiting), and the overrides and periodic
 reviews (which may change on any later day), from the decisions (by their time: the
 `decision_created_at` index) and the trail (its (decision, kind, time) index for the
@@ -86,14 +95,16 @@ from coordinates.selectors import beneath, has_role
 from decisions.events import Kind
 from decisions.models import Decision, Gate, PeriodicReview, State
 from decisions.services import EVIDENCE_CHANGED
-from evidence import scoring
+from evidence import dynamics, scoring
 from gates.models import KpiDay
 from maria.errors import ApplicationError
 from trail.ledger import LANE_MARK, SYSTEM
 from trail.models import TrailEvent
 
 KPI_ROLES = (Role.ZONE_ADMIN, Role.AUDITOR)  # who reads a zone's dashboard: on it or above
-REQUERY_SECONDS = 3600.0  # "asking again within an hour" (the paper's section 8)
+# A requery is a follow-up query within five minutes of a refusal (the paper's section 11.3,
+# "measured by session analysis"): later than that it is a new question, not a retry.
+REQUERY_SECONDS = 300.0
 TRUST_0 = 3.0  # the paper's starting trust (section 7.3), on its 5-point scale
 # Its calibrated sensitivities (section 7.3): a hallucination costs five correct answers.
 TRUST_ALPHA, TRUST_BETA, TRUST_GAMMA = 1.0, 5.0, 0.7
@@ -240,6 +251,7 @@ class _Day:
             **{name: getattr(self, name) for name in _COUNTS},
             "gates": dict(self.gates),
             "review_seconds": self.review_seconds,
+            "requery_seconds": REQUERY_SECONDS,
         }
 
     @classmethod
@@ -257,9 +269,14 @@ class _Day:
         self.review_seconds.extend(other.review_seconds)
 
 
-def _trust(day: _Day) -> float:
+def _decided(day: _Day) -> tuple[int, int]:
+    """The queries with an outcome (correct, hallucinated, refused), and the refused."""
     refused = day.gates.get(Gate.BLOCKED, 0) + day.asks_refused
-    decided = day.correct + day.rejected + refused
+    return day.correct + day.rejected + refused, refused
+
+
+def _trust(day: _Day) -> float:
+    decided, refused = _decided(day)
     if not decided:
         return TRUST_0  # no outcome yet: the level before any interaction
     return scoring.trust(
@@ -270,6 +287,22 @@ def _trust(day: _Day) -> float:
         alpha=TRUST_ALPHA,
         beta=TRUST_BETA,
         gamma=TRUST_GAMMA,
+    )
+
+
+def _hallucination_interval(day: _Day) -> float | None:
+    decided, _ = _decided(day)
+    rate = ratio(day.rejected, decided)
+    return None if rate is None else dynamics.hallucination_interval(rate)
+
+
+def _trust_recovers(day: _Day) -> bool | None:
+    """Whether, at this rate of hallucinations, trust comes back between two (section 7.4)."""
+    decided, _ = _decided(day)
+    if not decided:
+        return None
+    return dynamics.recovers_between_hallucinations(
+        day.rejected / decided, alpha=TRUST_ALPHA, beta=TRUST_BETA
     )
 
 
@@ -294,6 +327,8 @@ def _figures(day: _Day) -> dict[str, Any]:
         "overrides": day.overrides,
         "refusal_rate": ratio(day.refusals, queries),
         "requery_rate": ratio(day.requeried, day.refusals),
+        "requery_load": ratio(day.requeried, queries),
+        "hallucination_interval": _hallucination_interval(day),
         "periodic_reviews_open": day.periodic_open,
         "periodic_reviews_closed": day.periodic_closed,
         "periodic_reviews_wrong": day.periodic_wrong,
@@ -304,8 +339,8 @@ def _figures(day: _Day) -> dict[str, Any]:
 FIGURES = (
     "decisions", "auto_ratio", "human_ratio", "first_pass_approval_rate", "re_review_rate",
     "mean_review_seconds", "p90_review_seconds", "sla_breaches", "escalations", "overrides",
-    "refusal_rate", "requery_rate", "trust", "periodic_reviews_open", "periodic_reviews_closed",
-    "periodic_reviews_wrong", "corrections",
+    "refusal_rate", "requery_rate", "requery_load", "trust", "hallucination_interval",
+    "periodic_reviews_open", "periodic_reviews_closed", "periodic_reviews_wrong", "corrections",
 )  # fmt: skip
 
 
@@ -332,11 +367,13 @@ def kpis_shape(zone: str, window: Window, days: Mapping[date, _Day]) -> dict[str
         "bucket": "day",
         **_figures(whole),
         "trust": _trust(whole),
+        "trust_recovers": _trust_recovers(whole),
         "trust_model": {
             "trust_0": TRUST_0,
             "alpha": TRUST_ALPHA,
             "beta": TRUST_BETA,
             "gamma": TRUST_GAMMA,
+            "recovery_half_life": dynamics.trust_recovery_half_life(TRUST_ALPHA, TRUST_BETA),
         },
         "series": series,
     }
@@ -465,7 +502,7 @@ def _chains_beneath(coordinate: Coordinate) -> Q:
 
 def _requeries(coordinate: Coordinate, window: Window, days: dict[date, _Day]) -> None:
     """Each refusal of the window, and whether its agent sent another query to the zone or
-    beneath it within the hour after it (a proposal or an ask on the trail: one probe of
+    beneath it within REQUERY_SECONDS after it (a proposal or an ask on the trail: one probe of
     the trail's (actor, time) index per refusal)."""
 
     def asked_again(who: str, own: Q) -> Exists:
@@ -599,8 +636,8 @@ def _day_window(day: date) -> Window:
 
 
 def _settled(coordinate: Coordinate, window: Window, now: datetime) -> set[date]:
-    """The whole days of `window` whose counts can no longer change: the requery hour after
-    them is over and none of their decisions is still open (waiting for validation or for a
+    """The whole days of `window` whose counts can no longer change: the requery minutes
+    after them are over and none of their decisions is still open (waiting for validation or for a
     person; the decisions' state index finds those)."""
     open_days = set(
         _cohort(coordinate, window)
@@ -646,8 +683,13 @@ def zone_kpis(
     zone = str(coordinate)
     settled = _settled(coordinate, window, now)
     days: dict[date, _Day] = defaultdict(_Day)
+    stale = []
     for row in KpiDay.objects.filter(coordinate=zone, day__in=settled):
-        days[row.day] = _Day.from_json(row.counts)
+        if row.counts.get("requery_seconds") == REQUERY_SECONDS:
+            days[row.day] = _Day.from_json(row.counts)
+        else:  # counted under another requery horizon: its requeries mean something else
+            stale.append(row.day)
+    KpiDay.objects.filter(coordinate=zone, day__in=stale).delete()
     missing = [day for day in window.days() if day not in days]
     for run in _runs(missing, window):
         days.update(_counted(coordinate, run, now))

@@ -121,6 +121,10 @@ def _figures(e: Expected, days: list[str]) -> dict[str, Any]:
         "overrides": sum(e.overrides[d] for d in days),
         "refusal_rate": share(refusals, queries),
         "requery_rate": share(sum(e.requeried[d] for d in days), refusals),
+        # The paper's section 8.3: the extra volume requeries add, a share of all queries.
+        "requery_load": share(sum(e.requeried[d] for d in days), queries),
+        # Its section 7.4: one hallucination in every 1 / H answers.
+        "hallucination_interval": decided / rejected if rejected else None,
         "trust": trust,
     }
 
@@ -235,17 +239,19 @@ def world(
     e.reviews[d1].append((3 * 3600, False, False))
     e.breaches[d1] += 2
     e.escalations[d1] += 2
-    # b1 is blocked at 13:00 and its agent asks again at 13:20: a requery.
+    # b1 is blocked at 13:00 and its agent asks again at 13:04: a requery (the paper's
+    # section 11.3: a follow-up within five minutes).
     answer(_at(DAY_1, 13), "blocked")
     e.requeried[d1] += 1
-    answer(_at(DAY_1, 13, 20), "auto")
-    # b2 is blocked at 14:00 (the next query is at 16:00: none within the hour) and the
-    # zone admin releases it anyway.
+    answer(_at(DAY_1, 13, 4), "auto")
+    # b2 is blocked at 14:00; its agent's next query is at 14:20, a new question rather
+    # than a retry: no requery. The zone admin releases b2 anyway.
     b2 = answer(_at(DAY_1, 14), "blocked")
+    answer(_at(DAY_1, 14, 20), "auto")
     do(_at(DAY_1, 14, 30), services.decision_override, decision_id=b2, user=zed, reason="fine")
     do(_at(DAY_1, 14, 40), services.decision_override, decision_id=b2, user=zoe, reason="yes")
     e.overrides[d1] += 1  # the request and its completion: one override
-    # 16:00 a question `ask` cannot answer; the same agent submits at 16:30: a requery.
+    # 16:00 a question `ask` cannot answer; the same agent submits at 16:03: a requery.
     clock.at(_at(DAY_1, 16))
     refused = agent_client(f"{ZONE}.A1").post(
         "/api/v1/ask/",
@@ -257,16 +263,16 @@ def world(
     e.asks_refused[d1] += 1
     e.refusals[d1] += 1
     e.requeried[d1] += 1
-    answer(_at(DAY_1, 16, 30), "auto")
+    answer(_at(DAY_1, 16, 3), "auto")
     # Day 2. Another agent of the planet is blocked at 10:00; A1 asks at 10:10, and that is
-    # no requery of someone else's refusal. A1 is blocked at 23:30 and asks again at 00:10
+    # no requery of someone else's refusal. A1 is blocked at 23:58 and asks again at 00:02
     # the next day, after the window: a requery still.
     answer(_at(DAY_2, 9), "auto")
     answer(_at(DAY_2, 10), "blocked", agent=f"{OTHER_ZONE}.A1")
     answer(_at(DAY_2, 10, 10), "auto")
-    answer(_at(DAY_2, 23, 30), "blocked")
+    answer(_at(DAY_2, 23, 58), "blocked")
     e.requeried[d2] += 1
-    answer(_at(DAY_2, 24, 10), "auto")
+    answer(_at(DAY_2, 24, 2), "auto")
     clock.at(_at(DAY_2, 24, 20))
     return world
 
@@ -280,7 +286,7 @@ def _kpis(user: User, coordinate: str = ZONE, query: str = WINDOW) -> Any:
 NAMES = {
     "decisions", "auto_ratio", "human_ratio", "first_pass_approval_rate", "re_review_rate",
     "mean_review_seconds", "p90_review_seconds", "sla_breaches", "escalations", "overrides",
-    "refusal_rate", "requery_rate", "trust",
+    "refusal_rate", "requery_rate", "requery_load", "hallucination_interval", "trust",
 }  # fmt: skip
 
 
@@ -313,6 +319,45 @@ def test_every_figure_equals_the_count_the_test_kept(world: World) -> None:
             else:
                 assert point["value"] == pytest.approx(want[name]), (name, day)
     assert body["series"]["trust"][-1]["value"] == pytest.approx(body["trust"])
+
+
+def test_trust_recovery_is_the_papers_half_life_against_the_zones_hallucinations(
+    world: World,
+) -> None:
+    """Seed 000 §7.4: with beta 5.0 and alpha 1.0 trust takes 2.5 correct answers to win
+    back half of what one hallucination cost, so 5 to win it all back; the zone's trust
+    recovers when its hallucinations come further apart than that."""
+    body = _kpis(world.admin).json()
+    assert body["trust_model"]["recovery_half_life"] == pytest.approx(2.5)
+    interval = body["hallucination_interval"]
+    assert interval is not None
+    assert body["trust_recovers"] is (interval >= 5.0)
+
+
+def test_a_day_kept_under_another_requery_horizon_is_counted_again(
+    world: World, clock: Clock
+) -> None:
+    """A day settled when a requery meant an hour keeps the hour's count; reading it back
+    under the five minutes would mix the two definitions, so it is counted anew."""
+    waiting = Decision.objects.get(state=State.APPROVAL_REQUIRED)
+    clock.at(_at(DAY_2, 36))
+    services.decision_reject(
+        decision_id=waiting.pk,
+        user=User.objects.get(username="ben"),
+        reason="no",
+        claims=[{"index": 0, "supported": False}],
+    )
+    first = _kpis(world.admin).json()
+    assert KpiDay.objects.filter(coordinate=ZONE).count() == 2
+    for row in KpiDay.objects.filter(coordinate=ZONE):
+        row.counts.pop("requery_seconds")
+        row.counts["requeried"] += 1  # what the hour-long horizon counted on top
+        row.save()
+    again = _kpis(world.admin).json()
+    assert again["requery_rate"] == first["requery_rate"]
+    assert {row.counts["requery_seconds"] for row in KpiDay.objects.filter(coordinate=ZONE)} == {
+        kpis.REQUERY_SECONDS
+    }
 
 
 def test_settled_days_are_kept_and_read_back_the_same(world: World, clock: Clock) -> None:
@@ -419,6 +464,8 @@ def test_an_empty_zone_has_counts_of_zero_and_no_rates(
     assert body["auto_ratio"] is None
     assert body["requery_rate"] is None
     assert body["trust"] == kpis.TRUST_0
+    assert body["hallucination_interval"] is None
+    assert body["trust_recovers"] is None
     assert len(body["series"]["auto_ratio"]) == 2
 
 
