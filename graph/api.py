@@ -556,7 +556,8 @@ class NodeListView(APIView):
     @extend_schema(
         summary="Add or update a node (zone admins)",
         request=NodeIn,
-        responses={201: GraphNodeSerializer, **error_responses(400, 403, 404, 409)},
+        # No 409: keys are unique per zone (graph/0003), so another zone's key is a free one.
+        responses={201: GraphNodeSerializer, **error_responses(400, 403, 404)},
     )
     def post(self, request: Request) -> Response:
         incoming = NodeIn(data=request.data)
@@ -648,7 +649,8 @@ class EdgeListView(APIView):
     @extend_schema(
         summary="Assert an edge (zone admins; a trail event)",
         request=EdgeIn,
-        responses={201: GraphEdgeSerializer, **error_responses(400, 403, 404, 409)},
+        # No 409: an edge is upserted, and its end nodes are named within the writer's zone.
+        responses={201: GraphEdgeSerializer, **error_responses(400, 403, 404)},
     )
     def post(self, request: Request) -> Response:
         incoming = EdgeIn(data=request.data)
@@ -864,7 +866,7 @@ class GraphImportView(APIView):
         },
         responses={
             201: inline_serializer("GraphImported", {"content_hash": serializers.CharField()}),
-            **error_responses(400, 403, 404, 409, 413),
+            **error_responses(400, 403, 404, 413),  # no 409: edges are upserted
         },
     )
     def post(self, request: Request) -> Response:
