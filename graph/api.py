@@ -45,7 +45,13 @@ from graph.core.types import EdgeType, NodeType
 from graph.models import GraphEdge, GraphNode, GraphRiskFlag, RiskFlagStatus
 from maria.errors import ApplicationError, Forbidden, NotFound, TooLarge
 from maria.openapi import NOT_BLANK, error_responses, one_of, or_empty, path_id
-from maria.parsers import StrictJSONParser, check_text, read_body, strict_loads
+from maria.parsers import (
+    StrictJSONParser,
+    SyntaxRefused,
+    check_text,
+    read_body,
+    strict_loads,
+)
 from maria.strict import StrictSerializer
 
 MAX_IMPORT_ROWS = 200_000
@@ -805,16 +811,16 @@ def _json_lines_records(text: str) -> list[dict[str, Any]]:
             # As strict as a JSON body: no duplicate keys, NaN, NUL or lone surrogates, and
             # no line nested deeper than a body may be (one 5,000 deep overflowed the stack).
             record = strict_loads(line)
-        except ParseError as error:
-            reason = _reason(error)
-            syntax = reason.removeprefix("JSON parse error - ")
-            message = (
-                gettext("line %(number)s is not JSON: %(error)s")
-                if syntax != reason
-                else gettext("line %(number)s: %(error)s")
-            )
+        except SyntaxRefused as error:
             raise ApplicationError(
-                message % {"number": number, "error": syntax}, field="body"
+                gettext("line %(number)s is not JSON: %(error)s")
+                % {"number": number, "error": error.reason},
+                field="body",
+            ) from None
+        except ParseError as error:
+            raise ApplicationError(
+                gettext("line %(number)s: %(error)s") % {"number": number, "error": _reason(error)},
+                field="body",
             ) from None
         if not isinstance(record, dict):
             raise ApplicationError(
