@@ -524,12 +524,8 @@ def _visible_nodes(request: Request) -> Any:
     if scopes is not None:
         visible = [z for z in nodes.values_list("zone", flat=True).distinct() if z]
         allowed = [z for z in visible if in_scopes(z, scopes)]
-        # Shared people only where they act (an edge of the reader's zones): a reviewer of
-        # one galaxy must not list another galaxy's reviewers and approvers.
-        theirs = GraphEdge.objects.filter(within(scopes))
-        acting = Q(pk__in=theirs.values("source_id")) | Q(pk__in=theirs.values("target_id"))
-        shared = Q(zone="") & (~Q(node_type=NodeType.PERSON) | acting)
-        nodes = nodes.filter(Q(zone__in=allowed) | shared)
+        # Shared people only where they act (store.shared_seen).
+        nodes = nodes.filter(Q(zone__in=allowed) | store.shared_seen(scopes))
     return nodes
 
 
@@ -578,6 +574,7 @@ class NodeListView(APIView):
             zone=zone,
             attributes=data.get("attributes") or {},
             actor=_user(request),
+            scopes=reader_scopes(request.user, request.auth),
         )
         return Response(node_json(node), status=status.HTTP_201_CREATED)
 
@@ -670,6 +667,7 @@ class EdgeListView(APIView):
             edge_type=data["type"],
             zone=zone,
             actor=_user(request),
+            scopes=reader_scopes(request.user, request.auth),
             weight=data["weight"],
             confidence=data["confidence"],
             occurred_at=data.get("occurred_at"),
@@ -890,5 +888,11 @@ class GraphImportView(APIView):
             raise ApplicationError(gettext("send the rows as the request body"), field="body")
         rows = parse_import(text, fmt)
         digest = hashlib.sha256(text.encode()).hexdigest()
-        result = store.edges_import(rows=rows, zone=zone, actor=_user(request), digest=digest)
+        result = store.edges_import(
+            rows=rows,
+            zone=zone,
+            actor=_user(request),
+            scopes=reader_scopes(request.user, request.auth),
+            digest=digest,
+        )
         return Response({**result, "content_hash": digest}, status=status.HTTP_201_CREATED)
