@@ -93,7 +93,10 @@ class GraphRiskFlagSerializer(serializers.Serializer):
 
     id = serializers.IntegerField()
     zone = serializers.CharField()
-    node = serializers.CharField()
+    node = serializers.CharField(help_text="the key of the flagged node")
+    node_zone = serializers.CharField(
+        allow_null=True, help_text="the flagged node's own zone; null: shared by every zone"
+    )
     node_id = serializers.IntegerField(allow_null=True)
     type = serializers.CharField(allow_null=True)
     label = serializers.CharField(allow_null=True)  # type: ignore[assignment]
@@ -334,7 +337,7 @@ class GraphRiskView(APIView):
         body = dict(reading.body)
         if scan is not None:
             body["hotspots"] = [
-                {**spot, "flag": _flag_ref(scan.live.get(str(spot["key"])))}
+                {**spot, "flag": _flag_ref(scan.live.get(services.node_name(spot)))}
                 for spot in reading.hotspots
             ]
         return Response(body)
@@ -352,6 +355,7 @@ def flag_json(
         "id": flag.pk,
         "zone": flag.zone,
         "node": flag.key,
+        "node_zone": flag.node_zone or None,
         "node_id": node[0] if node else None,  # None once the node was deleted
         "type": node[1] if node else None,
         "label": node[2] if node else None,
