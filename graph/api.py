@@ -45,7 +45,13 @@ from graph.core.types import EdgeType, NodeType
 from graph.models import GraphEdge, GraphNode, GraphRiskFlag, RiskFlagStatus
 from maria.errors import ApplicationError, Forbidden, NotFound, TooLarge
 from maria.openapi import NOT_BLANK, error_responses, one_of, or_empty, path_id
-from maria.parsers import StrictJSONParser, check_text, read_body, strict_loads
+from maria.parsers import (
+    StrictJSONParser,
+    SyntaxRefused,
+    check_text,
+    read_body,
+    strict_loads,
+)
 from maria.strict import StrictSerializer
 
 MAX_IMPORT_ROWS = 200_000
@@ -87,7 +93,10 @@ class GraphRiskFlagSerializer(serializers.Serializer):
 
     id = serializers.IntegerField()
     zone = serializers.CharField()
-    node = serializers.CharField()
+    node = serializers.CharField(help_text="the key of the flagged node")
+    node_zone = serializers.CharField(
+        allow_null=True, help_text="the flagged node's own zone; null: shared by every zone"
+    )
     node_id = serializers.IntegerField(allow_null=True)
     type = serializers.CharField(allow_null=True)
     label = serializers.CharField(allow_null=True)  # type: ignore[assignment]
@@ -328,7 +337,7 @@ class GraphRiskView(APIView):
         body = dict(reading.body)
         if scan is not None:
             body["hotspots"] = [
-                {**spot, "flag": _flag_ref(scan.live.get(str(spot["key"])))}
+                {**spot, "flag": _flag_ref(scan.live.get(services.node_name(spot)))}
                 for spot in reading.hotspots
             ]
         return Response(body)
@@ -346,6 +355,7 @@ def flag_json(
         "id": flag.pk,
         "zone": flag.zone,
         "node": flag.key,
+        "node_zone": flag.node_zone or None,
         "node_id": node[0] if node else None,  # None once the node was deleted
         "type": node[1] if node else None,
         "label": node[2] if node else None,
@@ -518,12 +528,8 @@ def _visible_nodes(request: Request) -> Any:
     if scopes is not None:
         visible = [z for z in nodes.values_list("zone", flat=True).distinct() if z]
         allowed = [z for z in visible if in_scopes(z, scopes)]
-        # Shared people only where they act (an edge of the reader's zones): a reviewer of
-        # one galaxy must not list another galaxy's reviewers and approvers.
-        theirs = GraphEdge.objects.filter(within(scopes))
-        acting = Q(pk__in=theirs.values("source_id")) | Q(pk__in=theirs.values("target_id"))
-        shared = Q(zone="") & (~Q(node_type=NodeType.PERSON) | acting)
-        nodes = nodes.filter(Q(zone__in=allowed) | shared)
+        # Shared people only where they act (store.shared_seen).
+        nodes = nodes.filter(Q(zone__in=allowed) | store.shared_seen(scopes))
     return nodes
 
 
@@ -556,7 +562,8 @@ class NodeListView(APIView):
     @extend_schema(
         summary="Add or update a node (zone admins)",
         request=NodeIn,
-        responses={201: GraphNodeSerializer, **error_responses(400, 403, 404, 409)},
+        # No 409: keys are unique per zone (graph/0003), so another zone's key is a free one.
+        responses={201: GraphNodeSerializer, **error_responses(400, 403, 404)},
     )
     def post(self, request: Request) -> Response:
         incoming = NodeIn(data=request.data)
@@ -571,6 +578,7 @@ class NodeListView(APIView):
             zone=zone,
             attributes=data.get("attributes") or {},
             actor=_user(request),
+            scopes=reader_scopes(request.user, request.auth),
         )
         return Response(node_json(node), status=status.HTTP_201_CREATED)
 
@@ -648,7 +656,8 @@ class EdgeListView(APIView):
     @extend_schema(
         summary="Assert an edge (zone admins; a trail event)",
         request=EdgeIn,
-        responses={201: GraphEdgeSerializer, **error_responses(400, 403, 404, 409)},
+        # No 409: an edge is upserted, and its end nodes are named within the writer's zone.
+        responses={201: GraphEdgeSerializer, **error_responses(400, 403, 404)},
     )
     def post(self, request: Request) -> Response:
         incoming = EdgeIn(data=request.data)
@@ -662,6 +671,7 @@ class EdgeListView(APIView):
             edge_type=data["type"],
             zone=zone,
             actor=_user(request),
+            scopes=reader_scopes(request.user, request.auth),
             weight=data["weight"],
             confidence=data["confidence"],
             occurred_at=data.get("occurred_at"),
@@ -803,16 +813,16 @@ def _json_lines_records(text: str) -> list[dict[str, Any]]:
             # As strict as a JSON body: no duplicate keys, NaN, NUL or lone surrogates, and
             # no line nested deeper than a body may be (one 5,000 deep overflowed the stack).
             record = strict_loads(line)
-        except ParseError as error:
-            reason = _reason(error)
-            syntax = reason.removeprefix("JSON parse error - ")
-            message = (
-                gettext("line %(number)s is not JSON: %(error)s")
-                if syntax != reason
-                else gettext("line %(number)s: %(error)s")
-            )
+        except SyntaxRefused as error:
             raise ApplicationError(
-                message % {"number": number, "error": syntax}, field="body"
+                gettext("line %(number)s is not JSON: %(error)s")
+                % {"number": number, "error": error.reason},
+                field="body",
+            ) from None
+        except ParseError as error:
+            raise ApplicationError(
+                gettext("line %(number)s: %(error)s") % {"number": number, "error": _reason(error)},
+                field="body",
             ) from None
         if not isinstance(record, dict):
             raise ApplicationError(
@@ -864,7 +874,7 @@ class GraphImportView(APIView):
         },
         responses={
             201: inline_serializer("GraphImported", {"content_hash": serializers.CharField()}),
-            **error_responses(400, 403, 404, 409, 413),
+            **error_responses(400, 403, 404, 413),  # no 409: edges are upserted
         },
     )
     def post(self, request: Request) -> Response:
@@ -882,5 +892,11 @@ class GraphImportView(APIView):
             raise ApplicationError(gettext("send the rows as the request body"), field="body")
         rows = parse_import(text, fmt)
         digest = hashlib.sha256(text.encode()).hexdigest()
-        result = store.edges_import(rows=rows, zone=zone, actor=_user(request), digest=digest)
+        result = store.edges_import(
+            rows=rows,
+            zone=zone,
+            actor=_user(request),
+            scopes=reader_scopes(request.user, request.auth),
+            digest=digest,
+        )
         return Response({**result, "content_hash": digest}, status=status.HTTP_201_CREATED)

@@ -152,19 +152,22 @@ def graph_risk_flagged(
     zone: Coordinate,
     actor: AbstractBaseUser | str | None,
     key: str,
+    node_zone: str,
     share: float,
     threshold: float,
     review_by: str,
     graph_generation: int,
 ) -> TrailEvent:
     """A node carries more of the zone's causal paths than its risk_threshold allows: it is
-    sent for review by the parent level's authority (written once per threshold crossing)."""
+    sent for review by the parent level's authority (written once per threshold crossing).
+    The node is named by its key and its own zone ("" shared): a level holds many zones."""
     return ledger.append(
         kind=Kind.GRAPH_RISK_FLAGGED,
         chain=ledger.chain_for(zone),
         actor=actor,
         payload={
             "node": key,
+            "node_zone": node_zone,
             "share": share,
             "threshold": threshold,
             "review_by": review_by,
@@ -178,6 +181,7 @@ def graph_risk_resolved(
     zone: Coordinate,
     actor: AbstractBaseUser,
     key: str,
+    node_zone: str,
     flag: str,
     status: str,
     note: str,
@@ -191,5 +195,11 @@ def graph_risk_resolved(
         chain=ledger.chain_for(zone),
         actor=actor,
         reason=note,
-        payload={"node": key, "flag": flag, "status": status, "review_by": review_by},
+        payload={
+            "node": key,
+            "node_zone": node_zone,
+            "flag": flag,
+            "status": status,
+            "review_by": review_by,
+        },
     )

@@ -172,7 +172,9 @@ class GraphRiskFlag(models.Model):
     look at it. It is its graph.risk_flagged trail event (`event`) as a review item.
 
     A flag is *live* while its crossing lasts (`ended_at` empty): at most one live flag per
-    (zone, node), which makes two concurrent scans write one event. When the node falls
+    (zone, node), which makes two concurrent scans write one event. The node is named by its
+    own zone and key: a scan of a level reads the zones beneath it, and keys are unique per
+    zone only, so two zones' "risk:fraud" are two nodes, two flags. When the node falls
     below the threshold, or the threshold itself moves, the crossing ends; the next crossing
     is a new flag and a new event. Ending a crossing does not review it: the flag stays open
     until someone at `review_by` or above acknowledges or dismisses it with a note
@@ -181,6 +183,7 @@ class GraphRiskFlag(models.Model):
 
     zone = models.CharField(max_length=64)
     key = models.CharField(max_length=200)  # the node's key: the trail outlives the node
+    node_zone = models.CharField(max_length=64, blank=True)  # the node's own zone; "" shared
     threshold = models.FloatField()
     share = models.FloatField()  # the node's share of paths when it crossed
     review_by = models.CharField(max_length=64)
@@ -206,7 +209,7 @@ class GraphRiskFlag(models.Model):
         ordering = ["zone", "key", "created_at"]
         constraints = [
             models.UniqueConstraint(
-                fields=["zone", "key"],
+                fields=["zone", "node_zone", "key"],
                 condition=models.Q(ended_at__isnull=True),
                 name="graph_risk_flag_one_live_per_node",
             ),

@@ -826,23 +826,16 @@ def risk_flags(
 
 def node_labels(flags: Sequence[GraphRiskFlag]) -> dict[int, tuple[int, str, str]]:
     """(id, type, label) of the flags' nodes that still exist, by flag id (a flag outlives its
-    node). A flag names its node by key within the zone it scanned: keys are unique per
-    zone, so the node is the zone's own, else one of a zone beneath it, else a shared one."""
-    rows = GraphNode.objects.filter(key__in={f.key for f in flags}).order_by("pk")
-    by_key: dict[str, list[tuple[int, str, str, str]]] = {}
-    for key, pk, zone, node_type, label in rows.values_list(
-        "key", "pk", "zone", "node_type", "label"
-    ):
-        by_key.setdefault(key, []).append((pk, zone, node_type, label))
-    found: dict[int, tuple[int, str, str]] = {}
-    for flag in flags:
-        ranked = sorted(
-            (0 if zone == flag.zone else 1 if zone.startswith(f"{flag.zone}.") else 2, pk)
-            for pk, zone, _, _ in by_key.get(flag.key, [])
-            if zone in (flag.zone, "") or zone.startswith(f"{flag.zone}.")
+    node). A flag names its node by the node's own zone and key (keys are unique per zone)."""
+    rows = GraphNode.objects.filter(key__in={f.key for f in flags})
+    by_name = {
+        (zone, key): (pk, node_type, label)
+        for key, pk, zone, node_type, label in rows.values_list(
+            "key", "pk", "zone", "node_type", "label"
         )
-        if ranked:
-            pk = ranked[0][1]
-            _, _, node_type, label = next(n for n in by_key[flag.key] if n[0] == pk)
-            found[flag.pk] = (pk, node_type, label)
-    return found
+    }
+    return {
+        flag.pk: by_name[(flag.node_zone, flag.key)]
+        for flag in flags
+        if (flag.node_zone, flag.key) in by_name
+    }

@@ -38,6 +38,16 @@ RESOLVE_ACTIONS = {
 NOTE_LIMIT = 2000
 
 
+# A node as a scan names it: its own zone ("" for a shared node) and its key. A scan of a
+# level reads every zone beneath it, and keys are unique per zone only.
+NodeName = tuple[str, str]
+
+
+def node_name(spot: dict[str, Any]) -> NodeName:
+    """The name of a hotspot's node (graph_query.risk writes a shared node's zone as None)."""
+    return (str(spot.get("zone") or ""), str(spot["key"]))
+
+
 @dataclass
 class RiskScan:
     """What one scan of one zone changed: the flags it raised and the ones it ended."""
@@ -45,14 +55,15 @@ class RiskScan:
     zone: str
     raised: list[GraphRiskFlag] = field(default_factory=list)
     ended: list[int] = field(default_factory=list)
-    live: dict[str, GraphRiskFlag] = field(default_factory=dict)  # by node key, after the scan
+    # by node name (zone, key), after the scan
+    live: dict[NodeName, GraphRiskFlag] = field(default_factory=dict)
 
 
-def _live(zone: str, *, lock: bool = False) -> dict[str, GraphRiskFlag]:
+def _live(zone: str, *, lock: bool = False) -> dict[NodeName, GraphRiskFlag]:
     rows = GraphRiskFlag.objects.filter(zone=zone, ended_at__isnull=True)
     if lock:
         rows = rows.select_for_update()
-    return {flag.key: flag for flag in rows}
+    return {(flag.node_zone, flag.key): flag for flag in rows}
 
 
 def risk_flags_sync(*, reading: RiskReading, actor: Any = None) -> RiskScan:
@@ -65,7 +76,7 @@ def risk_flags_sync(*, reading: RiskReading, actor: Any = None) -> RiskScan:
     different graph generations may commit in the wrong order; the next scan puts it right.
     """
     zone = str(reading.zone)
-    hot = {str(spot["key"]): spot for spot in reading.hotspots}
+    hot = {node_name(spot): spot for spot in reading.hotspots}
     scan = RiskScan(zone=zone, live=_live(zone))
     if set(scan.live) == set(hot) and all(
         f.threshold == reading.threshold for f in scan.live.values()
@@ -83,31 +94,33 @@ def risk_flags_sync(*, reading: RiskReading, actor: Any = None) -> RiskScan:
                 ended_at=timezone.now()
             )
             for flag in ending:
-                del live[flag.key]
+                del live[(flag.node_zone, flag.key)]
             scan.ended = [f.pk for f in ending]
         # A node that crosses again before anyone reviewed its earlier crossing is still that
         # one review item: it is reopened (with this crossing's share, threshold and event),
         # not added again, so an oscillating node is one row on the queue, not one per scan.
         waiting = {
-            flag.key: flag
+            (flag.node_zone, flag.key): flag
             for flag in GraphRiskFlag.objects.select_for_update()
-            .filter(zone=zone, key__in=[k for k in hot if k not in live])
+            .filter(zone=zone, key__in=[key for name, key in hot if (name, key) not in live])
             .filter(status=RiskFlagStatus.OPEN, ended_at__isnull=False)
             .order_by("created_at", "pk")
         }  # the latest of each node's unreviewed crossings
-        for key, spot in hot.items():
-            if key in live:
+        for name, spot in hot.items():
+            if name in live:
                 continue
+            node_zone, key = name
             event = events.graph_risk_flagged(
                 zone=reading.zone,
                 actor=actor,
                 key=key,
+                node_zone=node_zone,
                 share=spot["share"],
                 threshold=reading.threshold,
                 review_by=reading.review_by,
                 graph_generation=reading.generation,
             )
-            again = waiting.get(key)
+            again = waiting.get(name)
             if again is not None:
                 again.ended_at = None
                 again.threshold = reading.threshold
@@ -115,18 +128,19 @@ def risk_flags_sync(*, reading: RiskReading, actor: Any = None) -> RiskScan:
                 again.review_by = reading.review_by
                 again.event = f"{event.chain}#{event.seq}"
                 again.save(update_fields=["ended_at", "threshold", "share", "review_by", "event"])
-                live[key] = again
+                live[name] = again
                 scan.raised.append(again)
                 continue
             flag = GraphRiskFlag.objects.create(
                 zone=zone,
                 key=key,
+                node_zone=node_zone,
                 threshold=reading.threshold,
                 share=spot["share"],
                 review_by=reading.review_by,
                 event=f"{event.chain}#{event.seq}",
             )
-            live[key] = flag
+            live[name] = flag
             scan.raised.append(flag)
         scan.live = live
     return scan
@@ -252,6 +266,7 @@ def graph_risk_resolve(
             zone=zone,
             actor=user,
             key=locked.key,
+            node_zone=locked.node_zone,
             flag=locked.event,
             status=locked.status,
             note=text,

@@ -19,12 +19,13 @@ from typing import Any
 import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext
 from numpy.typing import NDArray
 
 from coordinates.coordinate import Coordinate, CoordinateError
+from coordinates.selectors import within
 from evidence import services as evidence_services
 from evidence.models import Document, DocumentVersion
 from graph import events, extract
@@ -290,11 +291,30 @@ class NodeSpec:
     label: str = ""
 
 
-def named_ids(keys: Iterable[str], zone: str) -> dict[str, int]:
-    """The ids of the nodes a writer acting for `zone` names by these keys: the zone's own
-    node, else the shared one (zone ""). Another zone's node of the same key is not there
-    for it, so what the writer is told never depends on what other zones hold."""
-    rows = GraphNode.objects.filter(key__in=list(keys), zone__in=[zone, ""])
+def shared_seen(scopes: list[Coordinate] | None) -> Q:
+    """The shared nodes (zone "") a reader with `scopes` sees (None: every one). A shared
+    person is seen only where they act, an edge in the reader's zones: a reviewer of one
+    galaxy does not learn another galaxy's people, by listing them or by writing their key."""
+    shared = Q(zone="")
+    if scopes is None:
+        return shared
+    theirs = GraphEdge.objects.filter(within(scopes))
+    acting = Q(pk__in=theirs.values("source_id")) | Q(pk__in=theirs.values("target_id"))
+    return shared & (~Q(node_type=NodeType.PERSON) | acting)
+
+
+def _nameable(keys: Iterable[str], zone: str, scopes: list[Coordinate] | None) -> Any:
+    """The rows a writer acting for `zone` with reader `scopes` may name by these keys: the
+    zone's own, and the shared ones the writer sees. Another zone's node of the same key, or
+    a shared person the writer does not see, is not there for them: the write answers as for
+    a free key, so what the writer is told never depends on what they cannot read."""
+    return GraphNode.objects.filter(key__in=list(keys)).filter(Q(zone=zone) | shared_seen(scopes))
+
+
+def named_ids(keys: Iterable[str], zone: str, scopes: list[Coordinate] | None) -> dict[str, int]:
+    """The ids of the nodes a writer acting for `zone` names by these keys (`_nameable`):
+    the zone's own node, else the shared one."""
+    rows = _nameable(keys, zone, scopes)
     found: dict[str, int] = {}
     for key, pk, node_zone in rows.values_list("key", "pk", "zone"):
         if node_zone or key not in found:  # the zone's own before a shared one
@@ -302,9 +322,11 @@ def named_ids(keys: Iterable[str], zone: str) -> dict[str, int]:
     return found
 
 
-def _named(key: str, zone: str, *, lock: bool = False) -> GraphNode | None:
+def _named(
+    key: str, zone: str, scopes: list[Coordinate] | None, *, lock: bool = False
+) -> GraphNode | None:
     """`named_ids` for one key, as a row (locked until commit when asked)."""
-    rows = GraphNode.objects.filter(key=key, zone__in=[zone, ""])
+    rows = _nameable([key], zone, scopes)
     if lock:
         rows = rows.select_for_update()
     found = {node.zone: node for node in rows}
@@ -319,16 +341,18 @@ def node_write(
     zone: Coordinate,
     attributes: Mapping[str, Any],
     actor: AbstractBaseUser,
+    scopes: list[Coordinate] | None,
 ) -> GraphNode:
-    """A person's node write (zone admins): created in their zone, or brought up to date when
-    the zone holds it; a shared node is a 403, never a move. Another zone's node of the same
-    key is another node: the write answers as for a free key. A write that creates or
+    """A person's node write (zone admins, reading `scopes`): created in their zone, or
+    brought up to date when the zone holds it; a shared node they see is a 403, never a
+    move. Another zone's node of the same key, or a shared person they do not see, is
+    another node: the write answers as for a free key. A write that creates or
     changes the node is a graph.node_written event on the zone's chain; one that changes
     nothing writes no event."""
     clean = key.strip()[:200]
     with transaction.atomic():
         ledger.lock(ledger.chain_for(zone))
-        existing = _named(clean, str(zone), lock=True)
+        existing = _named(clean, str(zone), scopes, lock=True)
         before = None
         if existing is not None:
             if not existing.zone:
@@ -349,8 +373,8 @@ def node_write(
     return node
 
 
-def _resolve(spec: NodeSpec, zone: str, field: str) -> GraphNode:
-    node = _named(spec.key, zone)
+def _resolve(spec: NodeSpec, zone: str, scopes: list[Coordinate] | None, field: str) -> GraphNode:
+    node = _named(spec.key, zone, scopes)
     if node is not None and not node.zone:
         return node  # shared: named as it is, never changed by a person
     if spec.node_type:
@@ -370,16 +394,18 @@ def edge_create(
     edge_type: str,
     zone: Coordinate,
     actor: AbstractBaseUser,
+    scopes: list[Coordinate] | None,
     weight: float = 1.0,
     confidence: float = 1.0,
     occurred_at: datetime | None = None,
 ) -> GraphEdge:
-    """An explicit edge entered by someone (zone admins), with a trail event."""
+    """An explicit edge entered by someone (zone admins, reading `scopes`: their end nodes
+    are named as `named_ids` names them), with a trail event."""
     with transaction.atomic():
         ledger.lock(ledger.chain_for(zone))
         edge = edge_upsert(
-            source=_resolve(source, str(zone), "source"),
-            target=_resolve(target, str(zone), "target"),
+            source=_resolve(source, str(zone), scopes, "source"),
+            target=_resolve(target, str(zone), scopes, "target"),
             edge_type=edge_type,
             zone=str(zone),
             origin=EdgeOrigin.MANUAL,
@@ -409,10 +435,16 @@ class ImportRow:
 
 
 def edges_import(
-    *, rows: Sequence[ImportRow], zone: Coordinate, actor: AbstractBaseUser, digest: str
+    *,
+    rows: Sequence[ImportRow],
+    zone: Coordinate,
+    actor: AbstractBaseUser,
+    scopes: list[Coordinate] | None,
+    digest: str,
 ) -> dict[str, int]:
-    """Bulk import in one transaction: nodes created as needed, edges upserted, one trail
-    event with the count and the content hash; every index reloads once."""
+    """Bulk import in one transaction (a zone admin reading `scopes`: nodes are named as
+    `named_ids` names them): nodes created as needed, edges upserted, one trail event with
+    the count and the content hash; every index reloads once."""
     now = timezone.now()
     with transaction.atomic():
         ledger.lock(ledger.chain_for(zone))
@@ -424,7 +456,7 @@ def edges_import(
                     specs[spec.key] = spec
                 else:
                     specs.setdefault(spec.key, spec)
-        existing = named_ids(specs, str(zone))
+        existing = named_ids(specs, str(zone), scopes)
         missing = [s for k, s in specs.items() if k not in existing]
         untyped = [s.key for s in missing if not s.node_type]
         if untyped:
@@ -446,7 +478,7 @@ def edges_import(
             ignore_conflicts=True,
             batch_size=2000,
         )
-        ids = named_ids(specs, str(zone))
+        ids = named_ids(specs, str(zone), scopes)
         edges = []
         for number, row in enumerate(rows, start=1):
             if row.source.key == row.target.key:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
@@ -28,17 +29,27 @@ class BodyError(ParseError):
         self.field = field
 
 
+class SyntaxRefused(ParseError):
+    """Text that is not JSON, or JSON this API refuses: "JSON parse error - `reason`" in the
+    active language. The reason is kept apart for callers that say where it was (the graph
+    import's "line 3 is not JSON: ..."), since the translated prefix cannot be cut off."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(gettext("JSON parse error - %(reason)s") % {"reason": reason})
+        self.reason = reason
+
+
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     seen: dict[str, Any] = {}
     for key, value in pairs:
         if key in seen:
-            raise ParseError(f"JSON parse error - duplicate key {key!r}")
+            raise SyntaxRefused(gettext("duplicate key %(key)s") % {"key": repr(key)})
         seen[key] = value
     return seen
 
 
 def _constant(name: str) -> Any:
-    raise ParseError(f"JSON parse error - {name} is not a number JSON allows")
+    raise SyntaxRefused(gettext("%(name)s is not a number JSON allows") % {"name": name})
 
 
 def _finite(text: str) -> float:
@@ -46,7 +57,7 @@ def _finite(text: str) -> float:
     # tests/maria/test_fuzz.py), which no renderer can write back.
     value = float(text)
     if not math.isfinite(value):
-        raise ParseError(f"JSON parse error - {text[:40]} is too large for a number")
+        raise SyntaxRefused(gettext("%(number)s is too large for a number") % {"number": text[:40]})
     return value
 
 
@@ -57,24 +68,43 @@ def read_body(stream: Any) -> bytes:
     try:
         raw = stream.read(limit + 1 if limit is not None else -1) if stream is not None else b""
     except Exception as error:
-        raise ParseError(f"could not read the body: {error}") from error
+        raise ParseError(
+            gettext("could not read the body: %(error)s") % {"error": error}
+        ) from error
     if limit is not None and len(raw) > limit:
-        raise TooLarge(f"the body is over {limit} bytes, the most this server accepts")
+        raise TooLarge(
+            gettext("the body is over %(limit)s bytes, the most this server accepts")
+            % {"limit": limit}
+        )
     return bytes(raw)
+
+
+def _too_deep() -> str:
+    return gettext("JSON nested deeper than %(depth)s levels") % {"depth": MAX_DEPTH}
 
 
 def check_text(value: Any, path: str = "", depth: int = 0) -> None:
     """Refuse a NUL character or a lone surrogate anywhere in `value`, or nesting deeper
     than MAX_DEPTH: a BodyError naming the field (`claims.2.text`)."""
     if depth > MAX_DEPTH:
-        raise BodyError(f"JSON nested deeper than {MAX_DEPTH} levels", path or None)
+        raise BodyError(_too_deep(), path or None)
     if isinstance(value, str):
         if "\x00" in value:
-            raise BodyError(f"NUL character in {path or 'a string'}", path or None)
+            raise BodyError(
+                gettext("NUL character in %(field)s") % {"field": path}
+                if path
+                else gettext("NUL character in a string"),
+                path or None,
+            )
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            raise BodyError(f"lone surrogate in {path or 'a string'}", path or None) from None
+            raise BodyError(
+                gettext("lone surrogate in %(field)s") % {"field": path}
+                if path
+                else gettext("lone surrogate in a string"),
+                path or None,
+            ) from None
     elif isinstance(value, Mapping):
         for key, item in value.items():
             check_text(key, path, depth + 1)
@@ -93,11 +123,12 @@ def strict_loads(text: str) -> Any:
             text, object_pairs_hook=_object, parse_constant=_constant, parse_float=_finite
         )
     except RecursionError:
-        raise BodyError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
+        raise BodyError(_too_deep()) from None
     except ValueError as error:
         if isinstance(error, ParseError):  # pragma: no cover - ParseError is not ValueError
             raise
-        raise ParseError(f"JSON parse error - {error}") from None
+        # Python's own words for the syntax error (not translated: they name its position).
+        raise SyntaxRefused(str(error)) from None
     check_text(data)
     return data
 
@@ -108,5 +139,7 @@ class StrictJSONParser(JSONParser):
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as error:
-            raise ParseError(f"JSON parse error - invalid UTF-8 at byte {error.start}") from None
+            raise SyntaxRefused(
+                gettext("invalid UTF-8 at byte %(offset)s") % {"offset": error.start}
+            ) from None
         return strict_loads(text)

@@ -5,10 +5,12 @@ keys longer than a node's are refused, and messages carry no Python reprs."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from django.conf import settings
+from django.utils import translation
 
 from graph.models import GraphEdge, GraphNode
 from tests.graph.conftest import ZONE, edge
@@ -61,6 +63,33 @@ def test_a_json_line_is_read_as_strictly_as_a_json_body(admin_api: Any) -> None:
     assert_refused(post_lines(admin_api, surrogate), "body", "line 1", "lone surrogate")
     duplicate = '{"source": "decision:a", "source": "decision:b", "target": "p", "type": "x"}'
     assert_refused(post_lines(admin_api, duplicate), "body", "line 1", "duplicate key")
+
+
+@pytest.fixture
+def language_restored() -> Iterator[None]:
+    """LocaleMiddleware leaves the request's language active in the test's thread."""
+    yield
+    translation.activate(settings.LANGUAGE_CODE)
+
+
+@pytest.mark.usefixtures("language_restored")
+def test_a_line_that_is_not_json_is_named_so_in_either_language(admin_api: Any) -> None:
+    # The parser's "JSON parse error - " prefix is translated, so the import can no longer
+    # cut it off the message: it takes the reason the parser keeps apart.
+    duplicate = '{"source": "decision:a", "source": "decision:b", "target": "p", "type": "x"}'
+    english = post_lines(admin_api, f"{EDGE}\n{duplicate}\n")
+    japanese = admin_api.post(
+        f"/api/v1/graph/import/?zone={ZONE}",
+        data=f"{EDGE}\n{duplicate}\n",
+        content_type="application/x-ndjson",
+        HTTP_ACCEPT_LANGUAGE="ja",
+    )
+    assert_refused(english, "body")
+    assert_refused(japanese, "body")
+    assert english.json()["error"]["message"] == "line 2 is not JSON: duplicate key 'source'"
+    assert japanese.json()["error"]["message"] == (
+        "2 行目が JSON ではありません: キー 'source' が重複しています"
+    )
 
 
 def test_a_csv_field_over_the_readers_limit_is_a_400_naming_the_line(admin_api: Any) -> None:

@@ -163,6 +163,7 @@ def test_resolving_needs_the_parent_role_and_a_note_and_happens_once(
     assert (resolved.chain, resolved.actor, resolved.reason) == (ZONE, "pia", note)
     assert resolved.payload == {
         "node": "person:busy",
+        "node_zone": ZONE,
         "flag": hotspot.event,
         "status": "acknowledged",
         "review_by": PLANET,

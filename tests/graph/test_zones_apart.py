@@ -122,9 +122,23 @@ def test_an_import_never_reaches_another_zones_node(z1_graph: None, other_admin:
     assert GraphNode.objects.get(key="doc:z1-policy", zone=OTHER).node_type == "document"
 
 
+def act_in_other(shared: GraphNode) -> None:
+    """person:shared approves a decision of OTHER too, so OTHER's readers see them."""
+    store.edge_upsert(
+        source=store.node_ensure(
+            key="decision:other", node_type="decision", label="Other", zone=OTHER
+        ),
+        target=shared,
+        edge_type="approved_by",
+        zone=OTHER,
+        origin=EdgeOrigin.PIPELINE,
+    )
+
+
 def test_an_edge_onto_a_shared_node_stays_in_the_writers_zone(
     z1_graph: None, other_admin: Any
 ) -> None:
+    act_in_other(GraphNode.objects.get(key="person:shared"))  # seen by OTHER's admin
     response = other_admin.post(
         "/api/v1/graph/edges/",
         {
@@ -136,8 +150,86 @@ def test_an_edge_onto_a_shared_node_stays_in_the_writers_zone(
         format="json",
     )
     assert response.status_code == 201, response.json()
-    shared = GraphNode.objects.get(key="person:shared")
+    shared = GraphNode.objects.get(key="person:shared")  # the one node of that key
     assert (shared.label, shared.zone) == ("Shared", "")  # named, never changed
+    assert GraphEdge.objects.get(pk=response.json()["id"]).target == shared
+
+
+def post_node(client: Any, key: str) -> Any:
+    return client.post(
+        "/api/v1/graph/nodes/",
+        {"key": key, "type": "person", "label": "renamed", "zone": OTHER},
+        format="json",
+    )
+
+
+def post_bare_edge(client: Any, key: str) -> Any:
+    return client.post(
+        "/api/v1/graph/edges/",
+        {
+            "source": {"key": "decision:mine", "type": "decision", "label": "Mine"},
+            "target": key,
+            "type": "approved_by",
+            "zone": OTHER,
+        },
+        format="json",
+    )
+
+
+def test_a_shared_person_the_writer_does_not_see_is_written_as_a_free_key(
+    z1_graph: None, other_admin: Any
+) -> None:
+    # Given person:shared, who acts in ZONE only, so OTHER's admin does not see them
+    # When OTHER's admin writes their key, and a key nobody holds, as a node and as an edge end
+    unseen, free = post_node(other_admin, "person:shared"), post_node(other_admin, "person:free")
+    # Then both answer alike: the unseen person's key is not a 403 that says they exist
+    assert (unseen.status_code, free.status_code) == (201, 201), unseen.json()
+    assert unseen.json()["zone"] == OTHER  # OTHER's own node, as for the free key
+    shared = GraphNode.objects.get(key="person:shared", zone="")
+    assert (shared.label, shared.zone) == ("Shared", "")
+    # named bare, both are unknown (a 404 naming the end), never an edge onto the shared person
+    GraphNode.objects.filter(zone=OTHER).delete()
+    bare_unseen = post_bare_edge(other_admin, "person:shared")
+    bare_free = post_bare_edge(other_admin, "person:nobody")
+    assert (bare_unseen.status_code, bare_free.status_code) == (404, 404)
+    assert bare_unseen.json()["error"]["field"] == bare_free.json()["error"]["field"] == "target"
+    assert not GraphEdge.objects.filter(target=shared, zone=OTHER).exists()
+
+
+def test_a_shared_person_the_writer_sees_stays_the_systems(
+    z1_graph: None, other_admin: Any
+) -> None:
+    # Given person:shared acting in OTHER as well: OTHER's admin sees them
+    shared = GraphNode.objects.get(key="person:shared")
+    act_in_other(shared)
+    # When OTHER's admin writes their key, and names it bare as an edge's end
+    written = post_node(other_admin, "person:shared")
+    named = post_bare_edge(other_admin, "person:shared")
+    # Then the write is a 403 (nothing they could not read), the edge reaches the shared node
+    assert written.status_code == 403
+    assert named.status_code == 201, named.json()
+    assert GraphEdge.objects.get(pk=named.json()["id"]).target == shared
+    shared.refresh_from_db()
+    assert (shared.label, shared.zone) == ("Shared", "")
+    assert not GraphNode.objects.filter(key="person:shared", zone=OTHER).exists()
+
+
+def test_an_import_names_an_unseen_shared_person_as_a_free_key(
+    z1_graph: None, other_admin: Any
+) -> None:
+    # A bare end the writer cannot see is unknown: the import's refusal of a free bare key
+    mine = {"target": "decision:mine", "target_type": "decision", "type": "approved_by"}
+    body = json.dumps({"source": "person:shared", **mine})
+    for key in ("person:shared", "person:nobody"):
+        response = other_admin.post(
+            f"/api/v1/graph/import/?zone={OTHER}",
+            data=body.replace("person:shared", key),
+            content_type="application/x-ndjson",
+        )
+        assert response.status_code == 400, response.json()
+        assert response.json()["error"]["code"] == "not_found"
+        assert key in response.json()["error"]["message"]
+    assert not GraphEdge.objects.filter(zone=OTHER).exists()
 
 
 def test_a_shared_nodes_edges_are_read_within_the_readers_zones(

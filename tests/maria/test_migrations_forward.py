@@ -394,6 +394,10 @@ def test_rows_written_at_the_old_heads_survive_the_moves_intact(
             # the assignee, empty on old decisions: the old columns are as they were
             assert [row[: len(rows[0])] for row in after[table]] == rows or not rows
             assert all(value is None for row in after[table] for value in row[len(rows[0]) :])
+        elif table == "evidence_graphriskflag":
+            # graph 0004 adds the flagged node's own zone, filled from the node it names
+            assert [row[: len(rows[0])] for row in after[table]] == rows
+            assert {row[len(rows[0]) :] for row in after[table]} == {(ZONE,)}
         elif table != "django_content_type":
             assert after[table] == rows, f"{table} changed in the move"
     # ... except the moved models' content types, which now name their new apps under the
@@ -462,6 +466,7 @@ def test_rows_written_at_the_old_heads_survive_the_moves_intact(
     assert GraphChange.objects.get(generation=2).data == {"id": written["edge"]}
     flag = GraphRiskFlag.objects.get(pk=written["flag"])
     assert (flag.key, flag.status, flag.share) == (node.key, "acknowledged", 0.75)
+    assert flag.node_zone == node.zone  # graph 0004 found the node the flag stands for
     assert flag.resolved_by == get_user_model().objects.get(pk=written["bob"])
 
     # ... the trail verifies: chains, head row and checkpoint (verify_trail exits 0) ...
