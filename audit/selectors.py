@@ -211,7 +211,7 @@ def checkpoints_read(
             witnessed = witness.read_back(settings.MARIA_TRAIL_WITNESS)
             unread = ""
         except witness.WitnessError as error:
-            unread = str(error)
+            unread = error.why
     try:
         keys = signing.public_keys()
     except signing.SigningKeyError:
