@@ -26,6 +26,7 @@ from evidence.events import VERSION_STORED, paragraph_digest
 from evidence.models import Document, DocumentVersion, EvidenceBundle, Paragraph, ValidationReport
 from evidence.parsing import content_hash
 from evidence.services import bundle_hash
+from maria.wording import Said, gettext_noop, said
 from trail.chain import canonical_json
 from trail.models import TrailEvent
 
@@ -58,8 +59,34 @@ class EventRef:
     id: int | None = None
 
     def __str__(self) -> str:
-        where = f"event {self.chain} seq {self.seq}"
-        return f"{where} (id {self.id})" if self.id is not None else where
+        return self.said()
+
+    def said(self) -> Said:
+        if self.id is None:
+            return said(
+                gettext_noop("event %(chain)s seq %(seq)s"), {"chain": self.chain, "seq": self.seq}
+            )
+        return said(
+            gettext_noop("event %(chain)s seq %(seq)s (id %(id)s)"),
+            {"chain": self.chain, "seq": self.seq, "id": self.id},
+        )
+
+
+def row_at(table: str, row_id: object, ref: EventRef | None = None) -> Said:
+    """Where a problem is: a table's row, and the event that vouches for it."""
+    if ref is None:
+        return said(gettext_noop("%(table)s id %(id)s"), {"table": table, "id": row_id})
+    return said(
+        gettext_noop("%(table)s id %(id)s (%(event)s)"),
+        {"table": table, "id": row_id, "event": ref.said()},
+    )
+
+
+def problem_at(where: str, template: str, parts: Mapping[str, object] | None = None) -> Said:
+    """`where: what`, each `said`, so that a page shows the problem in its reader's language."""
+    return said(
+        gettext_noop("%(where)s: %(what)s"), {"where": where, "what": said(template, parts)}
+    )
 
 
 @dataclass(slots=True)
@@ -105,62 +132,104 @@ class Anchors:
 
 
 def bundle_problem(row: Mapping[str, Any], expected: str, ref: EventRef) -> str | None:
-    where = f"evidence_evidencebundle id {row['id']} ({ref})"
+    where = row_at("evidence_evidencebundle", row["id"], ref)
     recomputed = bundle_hash(row["zone"], row["claims"])
     if row["content_hash"] != expected:
-        return f"{where}: the bundle's hash column says {row['content_hash']}, the trail {expected}"
+        return problem_at(
+            where,
+            gettext_noop("the bundle's hash column says %(found)s, the trail %(expected)s"),
+            {"found": row["content_hash"], "expected": expected},
+        )
     if recomputed != expected:
-        return f"{where}: its zone and claims hash to {recomputed}, the trail says {expected}"
+        return problem_at(
+            where,
+            gettext_noop("its zone and claims hash to %(found)s, the trail says %(expected)s"),
+            {"found": recomputed, "expected": expected},
+        )
     return None
 
 
 def report_problem(
     row: Mapping[str, Any], payload: Mapping[str, Any], bundle: str | None, ref: EventRef
 ) -> str | None:
-    where = f"evidence_validationreport id {row['id']} ({ref})"
+    where = row_at("evidence_validationreport", row["id"], ref)
     expected = payload.get("report")
     recomputed = hashlib.sha256(canonical_json(row["body"])).hexdigest()
     if recomputed != expected:
-        return f"{where}: its body hashes to {recomputed}, the trail says {expected}"
+        return problem_at(
+            where,
+            gettext_noop("its body hashes to %(found)s, the trail says %(expected)s"),
+            {"found": recomputed, "expected": expected},
+        )
     for column, key in REPORT_COLUMNS:
         if row[column] != payload.get(key):
-            return (
-                f"{where}: the {column!r} column says {row[column]!r}, "
-                f"the trail says {payload.get(key)!r}"
+            return problem_at(
+                where,
+                gettext_noop("the %(column)s column says %(found)s, the trail says %(expected)s"),
+                {
+                    "column": repr(column),
+                    "found": repr(row[column]),
+                    "expected": repr(payload.get(key)),
+                },
             )
     if bundle is not None and row["bundle_hash"] != bundle:
-        return f"{where}: it judged bundle {row['bundle_hash']}, the trail says bundle {bundle}"
+        return problem_at(
+            where,
+            gettext_noop("it judged bundle %(found)s, the trail says bundle %(expected)s"),
+            {"found": row["bundle_hash"], "expected": bundle},
+        )
     policy = row["body"].get("policy") if isinstance(row["body"], dict) else None
     if policy is not None and row["policy"] != policy:
-        return f"{where}: the 'policy' column differs from the policy in its hashed body"
+        return problem_at(
+            where,
+            gettext_noop("the 'policy' column differs from the policy in its hashed body"),
+        )
     return None
 
 
 def version_problem(
     row: Mapping[str, Any], payload: Mapping[str, Any], ref: EventRef
 ) -> str | None:
-    where = f"evidence_documentversion id {row['id']} ({ref})"
+    where = row_at("evidence_documentversion", row["id"], ref)
     expected = payload.get("content_hash")
     if row["content_hash"] != expected:
-        return f"{where}: the hash column says {row['content_hash']}, the trail {expected}"
+        return problem_at(
+            where,
+            gettext_noop("the hash column says %(found)s, the trail %(expected)s"),
+            {"found": row["content_hash"], "expected": expected},
+        )
     if "text" in row and content_hash(row["text"]) != expected:
-        return f"{where}: its text hashes to {content_hash(row['text'])}, the trail {expected}"
+        return problem_at(
+            where,
+            gettext_noop("its text hashes to %(found)s, the trail %(expected)s"),
+            {"found": content_hash(row["text"]), "expected": expected},
+        )
     if row["status"] != payload.get("status"):
-        sealed = payload.get("status")
-        return f"{where}: the status column says {row['status']!r}, the trail {sealed!r}"
+        return problem_at(
+            where,
+            gettext_noop("the status column says %(found)s, the trail %(expected)s"),
+            {"found": repr(row["status"]), "expected": repr(payload.get("status"))},
+        )
     digest = paragraph_digest(row["paragraphs"])
     if digest != payload.get("paragraph_digest"):
-        return f"{where}: its paragraphs' places and hashes differ from those the trail sealed"
+        return problem_at(
+            where,
+            gettext_noop("its paragraphs' places and hashes differ from those the trail sealed"),
+        )
     return None
 
 
 def paragraph_problem(row: Mapping[str, Any], text: str | None = None) -> str | None:
     """A paragraph is its version's text[start:end] and hashes to its text_hash."""
-    where = f"evidence_paragraph id {row['id']}"
+    where = row_at("evidence_paragraph", row["id"])
     if text is not None and text[row["start"] : row["end"]] != row["text"]:
-        return f"{where}: its text is not its version's text at {row['start']}..{row['end']}"
+        return problem_at(
+            where,
+            gettext_noop("its text is not its version's text at %(start)s..%(end)s"),
+            {"start": row["start"], "end": row["end"]},
+        )
     if hashlib.sha256(row["text"].encode()).hexdigest() != row["text_hash"]:
-        return f"{where}: its text does not hash to its text_hash"
+        return problem_at(where, gettext_noop("its text does not hash to its text_hash"))
     return None
 
 
@@ -194,7 +263,12 @@ def verify_evidence_database(anchors: Anchors | None = None) -> tuple[list[str],
     for decision_id, (expected, ref) in anchors.bundles.items():
         decision = decisions.get(decision_id)
         if decision is None:
-            problems.append(f"decisions_decision id {decision_id} ({ref}): the row is missing")
+            problems.append(
+                problem_at(
+                    row_at("decisions_decision", decision_id, ref),
+                    gettext_noop("the row is missing"),
+                )
+            )
             continue
         checked += 1
         problem = bundle_problem(bundles[decision["bundle_id"]], expected, ref)
@@ -210,8 +284,14 @@ def verify_evidence_database(anchors: Anchors | None = None) -> tuple[list[str],
         found = reports.get((decision["bundle_id"], expected)) if decision else None
         if not found:
             problems.append(
-                f"evidence_validationreport ({ref}): no report of decision {decision_id}'s "
-                f"bundle hashes to {expected}"
+                problem_at(
+                    said(
+                        gettext_noop("%(table)s (%(event)s)"),
+                        {"table": "evidence_validationreport", "event": ref.said()},
+                    ),
+                    gettext_noop("no report of decision %(decision)s's bundle hashes to %(hash)s"),
+                    {"decision": decision_id, "hash": expected},
+                )
             )
             continue
         bundle = anchors.bundles.get(decision_id, (None, ref))[0]
@@ -228,8 +308,14 @@ def verify_evidence_database(anchors: Anchors | None = None) -> tuple[list[str],
         shown = by_id.get(decision["report_id"])
         if shown is None or shown["content_hash"] != expected:
             problems.append(
-                f"decisions_decision id {decision_id}: it shows report {decision['report_id']}, "
-                f"not the report of its last decision.validated event ({expected})"
+                problem_at(
+                    row_at("decisions_decision", decision_id),
+                    gettext_noop(
+                        "it shows report %(report)s, not the report of its last "
+                        "decision.validated event (%(hash)s)"
+                    ),
+                    {"report": decision["report_id"], "hash": expected},
+                )
             )
 
     checked += _check_versions(anchors, problems)
@@ -295,8 +381,14 @@ def _check_versions(anchors: Anchors, problems: list[str]) -> int:
             row = rows.get(key)
             if row is None:
                 problems.append(
-                    f"evidence_documentversion ({ref}): document {key[0]} version {key[1]} is "
-                    "missing"
+                    problem_at(
+                        said(
+                            gettext_noop("%(table)s (%(event)s)"),
+                            {"table": "evidence_documentversion", "event": ref.said()},
+                        ),
+                        gettext_noop("document %(document)s version %(version)s is missing"),
+                        {"document": key[0], "version": key[1]},
+                    )
                 )
                 continue
             checked += 1
@@ -308,7 +400,14 @@ def _check_versions(anchors: Anchors, problems: list[str]) -> int:
             for one in placed:
                 problem = problem or paragraph_problem(one, row["text"])
             if problem:
-                problems.append(problem if "(event" in problem else f"{problem} ({ref})")
+                problems.append(
+                    problem
+                    if "(event" in problem
+                    else said(
+                        gettext_noop("%(problem)s (%(event)s)"),
+                        {"problem": problem, "event": ref.said()},
+                    )
+                )
     return checked
 
 
@@ -391,7 +490,14 @@ def verify_evidence_records(
     for decision_id, (expected, ref) in anchors.bundles.items():
         row = bundles.get(decision_id)
         if row is None:
-            problems.append(f"the export carries no bundle of decision {decision_id} ({ref})")
+            problems.append(
+                said(
+                    gettext_noop(
+                        "the export carries no bundle of decision %(decision)s (%(event)s)"
+                    ),
+                    {"decision": decision_id, "event": ref.said()},
+                )
+            )
             continue
         checked += 1
         problem = bundle_problem(row, expected, ref)
@@ -405,7 +511,10 @@ def verify_evidence_records(
         found = reports.get(str(payload.get("report")), [])
         if not found:
             problems.append(
-                f"the export carries no report hashing to {payload.get('report')} ({ref})"
+                said(
+                    gettext_noop("the export carries no report hashing to %(hash)s (%(event)s)"),
+                    {"hash": payload.get("report"), "event": ref.said()},
+                )
             )
         bundle = anchors.bundles.get(decision_id, (None, ref))[0]
         for row in found:
@@ -433,9 +542,9 @@ def verify_evidence_records(
             placed = {tuple(p) for p in version["paragraphs"]} if version else set()
             place = (record["number"], record["start"], record["end"], record["text_hash"])
             if problem is None and place not in placed:
-                problem = (
-                    f"evidence_paragraph id {record['id']}: not among its version's sealed "
-                    "paragraphs"
+                problem = problem_at(
+                    row_at("evidence_paragraph", record["id"]),
+                    gettext_noop("not among its version's sealed paragraphs"),
                 )
             if problem:
                 problems.append(problem)

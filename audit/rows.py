@@ -19,13 +19,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from audit.integrity import EventRef, _in_chunks, batched
+from audit.integrity import EventRef, _in_chunks, batched, problem_at, row_at
 from coordinates.events import Kind as ZoneKind
 from coordinates.models import RoleAssignment, ZonePolicyVersion
 from decisions.events import Kind, text_hash
 from decisions.models import ClaimVerdict, Comment, Decision, PeriodicReview, ReReview
 from evidence.events import CONFLICT_RESOLVED
 from evidence.models import Document, DocumentVersion, KnowledgeConflict, ZoneCalibration
+from maria.wording import Said, gettext_noop, said
 from trail.models import TrailEvent
 
 # The acts that carry a reviewer's verdicts per claim, and the action each records.
@@ -58,14 +59,23 @@ class RowProblem:
     ref: EventRef | None = None
 
     def __str__(self) -> str:
-        where = f"{self.table} id {self.id}"
-        if self.ref is not None:
-            where += f" ({self.ref})"
+        return self.said()
+
+    def said(self) -> Said:
+        """The problem in English, `said` so that a page shows it in its reader's language."""
+        where = row_at(self.table, self.id, self.ref)
         if self.column == "":
-            return f"{where}: {self.expected}"
-        return (
-            f"{where}: the {self.column!r} column says {self.found!r}, "
-            f"its chain says {self.expected!r}"
+            return said(
+                gettext_noop("%(where)s: %(what)s"), {"where": where, "what": self.expected}
+            )
+        return problem_at(
+            where,
+            gettext_noop("the %(column)s column says %(found)s, its chain says %(expected)s"),
+            {
+                "column": repr(self.column),
+                "found": repr(self.found),
+                "expected": repr(self.expected),
+            },
         )
 
 
@@ -225,7 +235,7 @@ def verify_rows_database(expected: Expected | None = None) -> tuple[list[str], i
         _documents,
     ):
         checked += check(expected, problems)
-    return [str(problem) for problem in problems], checked
+    return [problem.said() for problem in problems], checked
 
 
 def _compare(
@@ -242,7 +252,7 @@ def _compare(
 
 
 def _missing(table: str, row_id: object, ref: EventRef) -> RowProblem:
-    return RowProblem(table, row_id, "", "the row is missing", None, ref)
+    return RowProblem(table, row_id, "", said(gettext_noop("the row is missing")), None, ref)
 
 
 def _decisions(expected: Expected, problems: list[RowProblem]) -> int:
@@ -291,7 +301,13 @@ def _verdicts(expected: Expected, problems: list[RowProblem]) -> int:
                     "decisions_claimverdict",
                     seen["id"],
                     "",
-                    f"no act of {key[1]} on decision {key[0]} gave a verdict on claim {key[2]}",
+                    said(
+                        gettext_noop(
+                            "no act of %(reviewer)s on decision %(decision)s gave a verdict on "
+                            "claim %(claim)s"
+                        ),
+                        {"reviewer": key[1], "decision": key[0], "claim": key[2]},
+                    ),
                     None,
                 )
             )
@@ -309,9 +325,12 @@ def _verdicts(expected: Expected, problems: list[RowProblem]) -> int:
             problems.append(
                 RowProblem(
                     "decisions_claimverdict",
-                    f"of decision {key[0]} by {key[1]} on claim {key[2]}",
+                    said(
+                        gettext_noop("of decision %(decision)s by %(reviewer)s on claim %(claim)s"),
+                        {"decision": key[0], "reviewer": key[1], "claim": key[2]},
+                    ),
                     "",
-                    "the row is missing",
+                    said(gettext_noop("the row is missing")),
                     None,
                     ref,
                 )
@@ -408,7 +427,12 @@ def _roles(expected: Expected, problems: list[RowProblem]) -> int:
                     "coordinates_roleassignment",
                     row["id"],
                     "",
-                    f"no role.granted event on {row['scope']} gives {key[0]} the role {key[1]}",
+                    said(
+                        gettext_noop(
+                            "no role.granted event on %(scope)s gives %(user)s the role %(role)s"
+                        ),
+                        {"scope": row["scope"], "user": key[0], "role": key[1]},
+                    ),
                     None,
                 )
             )
@@ -417,13 +441,13 @@ def _roles(expected: Expected, problems: list[RowProblem]) -> int:
 
 def _reviews(expected: Expected, problems: list[RowProblem]) -> int:
     checked = 0
-    for table, model, said in (
+    for table, model, closed in (
         ("decisions_periodicreview", PeriodicReview, expected.periodic),
         ("decisions_rereview", ReReview, expected.rereviews),
     ):
         rows = {row["id"]: row for row in model.objects.values("id", "verdict")}  # type: ignore[attr-defined]
         checked += len(rows)
-        for review_id, (verdict, ref) in sorted(said.items()):
+        for review_id, (verdict, ref) in sorted(closed.items()):
             row = rows.get(review_id)
             if row is None:
                 problems.append(_missing(table, review_id, ref))
@@ -432,7 +456,7 @@ def _reviews(expected: Expected, problems: list[RowProblem]) -> int:
                     RowProblem(table, review_id, "verdict", verdict, row["verdict"], ref)
                 )
         for review_id, row in sorted(rows.items()):
-            if row["verdict"] and review_id not in said:
+            if row["verdict"] and review_id not in closed:
                 problems.append(RowProblem(table, review_id, "verdict", None, row["verdict"]))
     return checked
 

@@ -120,7 +120,7 @@ def trail_verify(scopes: Sequence[Coordinate] | None, since: date | None) -> ver
         try:
             witnessed = witness.read_back(settings.MARIA_TRAIL_WITNESS)
         except witness.WitnessError as error:
-            unread = said(gettext_noop("not checked: %(error)s"), {"error": str(error)})
+            unread = said(gettext_noop("not checked: %(error)s"), {"error": error.why})
     try:
         keys = signing.public_keys()
     except signing.SigningKeyError:
@@ -211,7 +211,7 @@ def checkpoints_read(
             witnessed = witness.read_back(settings.MARIA_TRAIL_WITNESS)
             unread = ""
         except witness.WitnessError as error:
-            unread = str(error)
+            unread = error.why
     try:
         keys = signing.public_keys()
     except signing.SigningKeyError:

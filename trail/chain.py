@@ -19,6 +19,22 @@ CHECKPOINT_PREFIX = b"maria-trail-checkpoint-v1\n"
 
 REASON_ALTERED = "hash mismatch (content altered)"
 REASON_RELINKED = "prev_hash does not match the previous event (deleted or reordered event)"
+# Reasons with numbers in them: the verdict keeps the template and its parts beside the
+# English, so that trail.verify can show the reason in a page's language.
+REASON_GAP = "sequence gap: event %(first)s missing"
+REASON_GAP_RUN = "sequence gap: events %(first)s..%(last)s missing"
+REASON_OUT_OF_ORDER = "sequence out of order: expected %(expected)s (duplicated or reordered)"
+REASON_TRUNCATED_EMPTY = (
+    "truncated: the trail ends at no events but the checkpoint covers events %(first)s..%(last)s"
+)
+REASON_TRUNCATED = (
+    "truncated: the trail ends at event %(head)s but the checkpoint covers events "
+    "%(first)s..%(last)s"
+)
+REASON_DIGEST = (
+    "checkpoint digest mismatch for events %(first)s..%(last)s "
+    "(events deleted, altered or re-linked before the checkpoint)"
+)
 
 
 def _reject_unserialisable(value: Any) -> Any:
@@ -92,7 +108,9 @@ class ChainVerdict:
     head_seq: int | None  # seq of the last intact event
     head_hash: str  # hash of the last intact event (GENESIS when none)
     broken_seq: int | None = None
-    reason: str = ""
+    reason: str = ""  # in English
+    template: str = ""  # the reason's template, when it has parts (one of the REASON_s)
+    parts: tuple[tuple[str, int], ...] = ()
 
     def __bool__(self) -> bool:
         return self.intact
@@ -101,6 +119,11 @@ class ChainVerdict:
         if self.intact:
             return f"intact: {self.checked} events, head seq {self.head_seq} {self.head_hash}"
         return f"broken at event {self.broken_seq}: {self.reason}"
+
+
+def _because(template: str, parts: dict[str, int]) -> dict[str, Any]:
+    """A verdict's reason fields: the English, and the template and parts it was made of."""
+    return {"reason": template % parts, "template": template, "parts": tuple(sorted(parts.items()))}
 
 
 def checkpoint_digest(hashes: Iterable[str]) -> str:
@@ -130,10 +153,12 @@ def _walk(
     digest = sha256(CHECKPOINT_PREFIX) if checkpoint_seq is not None else None
     checked = 0
 
-    def broken(seq: int, reason: str) -> tuple[ChainVerdict, None]:
+    def broken(seq: int, template: str, **parts: int) -> tuple[ChainVerdict, None]:
         head = expected_seq - 1 if checked else None
         return (
-            ChainVerdict(False, checked, head, expected_prev, broken_seq=seq, reason=reason),
+            ChainVerdict(
+                False, checked, head, expected_prev, broken_seq=seq, **_because(template, parts)
+            ),
             None,
         )
 
@@ -141,15 +166,10 @@ def _walk(
         seq = link.seq
         if seq != expected_seq:
             if seq > expected_seq:
-                missing = (
-                    f"event {expected_seq}"
-                    if seq == expected_seq + 1
-                    else f"events {expected_seq}..{seq - 1}"
-                )
-                return broken(seq, f"sequence gap: {missing} missing")
-            return broken(
-                seq, f"sequence out of order: expected {expected_seq} (duplicated or reordered)"
-            )
+                if seq == expected_seq + 1:
+                    return broken(seq, REASON_GAP, first=expected_seq)
+                return broken(seq, REASON_GAP_RUN, first=expected_seq, last=seq - 1)
+            return broken(seq, REASON_OUT_OF_ORDER, expected=expected_seq)
         # The hash covers prev_hash and body together, so a changed byte in either field or
         # in the hash itself shows up here, at the event that was touched.
         h = sha256(link.prev_hash.encode())
@@ -200,17 +220,18 @@ def verify_against_checkpoint(
     if not verdict.intact:
         return verdict
     if verdict.head_seq is None or verdict.head_seq < checkpoint_seq:
-        last = "no events" if verdict.head_seq is None else f"event {verdict.head_seq}"
         first_missing = first_seq if verdict.head_seq is None else verdict.head_seq + 1
+        span = {"first": first_seq, "last": checkpoint_seq}
         return ChainVerdict(
             False,
             verdict.checked,
             verdict.head_seq,
             verdict.head_hash,
             broken_seq=first_missing,
-            reason=(
-                f"truncated: the trail ends at {last} but the checkpoint covers events "
-                f"{first_seq}..{checkpoint_seq}"
+            **(
+                _because(REASON_TRUNCATED_EMPTY, span)
+                if verdict.head_seq is None
+                else _because(REASON_TRUNCATED, {**span, "head": verdict.head_seq})
             ),
         )
     if digest != checkpoint_digest_hex:
@@ -220,10 +241,7 @@ def verify_against_checkpoint(
             verdict.head_seq,
             verdict.head_hash,
             broken_seq=checkpoint_seq,
-            reason=(
-                f"checkpoint digest mismatch for events {first_seq}..{checkpoint_seq} "
-                "(events deleted, altered or re-linked before the checkpoint)"
-            ),
+            **_because(REASON_DIGEST, {"first": first_seq, "last": checkpoint_seq}),
         )
     return verdict
 

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from maria.wording import gettext_noop, said
 from trail import signing, witness
 from trail.chain import (
     GENESIS,
@@ -197,7 +198,11 @@ def witness_compare(
     recorded = recorded_seals()
     report.problems.extend(
         witness.checkpoint_problems(
-            witnessed, recorded, where="database", keys=keys, unsound_lines=unsound_lines
+            witnessed,
+            recorded,
+            where=said(gettext_noop("database")),
+            keys=keys,
+            unsound_lines=unsound_lines,
         )
     )
     # Chains reported broken already are left; a chain with no rows at all has no events.

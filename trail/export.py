@@ -187,7 +187,17 @@ def _body(canonical: bytes) -> list[dict[str, Any]]:
 
 
 class _ExportFormatError(ValueError):
-    pass
+    """The export cannot be read on; its one argument says where and why (`said`)."""
+
+    def __init__(self, number: int, template: str, parts: Mapping[str, object] | None = None):
+        what = said(template, parts)
+        super().__init__(
+            said(gettext_noop("line %(line)s: %(what)s"), {"line": number, "what": what})
+        )
+
+    @property
+    def problem(self) -> str:
+        return self.args[0]  # type: ignore[no-any-return]
 
 
 def _records(lines: Iterable[str | bytes]) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -197,9 +207,11 @@ def _records(lines: Iterable[str | bytes]) -> Iterator[tuple[int, dict[str, Any]
         try:
             record = json.loads(line)
         except ValueError as error:
-            raise _ExportFormatError(f"line {number}: not JSON ({error})") from None
+            raise _ExportFormatError(
+                number, gettext_noop("not JSON (%(error)s)"), {"error": error}
+            ) from None
         if not isinstance(record, dict) or not isinstance(record.get("type"), str):
-            raise _ExportFormatError(f"line {number}: not a trail record")
+            raise _ExportFormatError(number, gettext_noop("not a trail record"))
         yield number, record
 
 
@@ -208,7 +220,9 @@ def _event_link(number: int, record: Mapping[str, Any]) -> tuple[str, ChainLink]
         chain, seq = record["chain"], record["seq"]
         prev_hash, event_hash, canonical = record["prev_hash"], record["hash"], record["canonical"]
     except KeyError as error:
-        raise _ExportFormatError(f"line {number}: event without {error.args[0]!r}") from None
+        raise _ExportFormatError(
+            number, gettext_noop("event without %(field)s"), {"field": repr(error.args[0])}
+        ) from None
     if not (
         isinstance(chain, str)
         and isinstance(seq, int)
@@ -216,7 +230,7 @@ def _event_link(number: int, record: Mapping[str, Any]) -> tuple[str, ChainLink]
         and isinstance(event_hash, str)
         and isinstance(canonical, str)
     ):
-        raise _ExportFormatError(f"line {number}: an event field has the wrong type")
+        raise _ExportFormatError(number, gettext_noop("an event field has the wrong type"))
     # surrogatepass: escapes such as \ud800 in a doctored file become bytes that simply fail
     # the hash check instead of stopping the verifier.
     body = canonical.encode("utf-8", errors="surrogatepass")
@@ -245,10 +259,12 @@ def _export_events(
     for number, record in records:
         kind = record["type"]
         if state.end is not None:
-            raise _ExportFormatError(f"line {number}: records after the end line")
+            raise _ExportFormatError(number, gettext_noop("records after the end line"))
         if kind == SEALED_TYPE:
             if state.events or state.entries:
-                raise _ExportFormatError(f"line {number}: a checkpoint list line out of place")
+                raise _ExportFormatError(
+                    number, gettext_noop("a checkpoint list line out of place")
+                )
             try:
                 state.sealed.append(
                     witness.Seal(
@@ -260,25 +276,29 @@ def _export_events(
                     )
                 )
             except (KeyError, TypeError, ValueError):
-                raise _ExportFormatError(f"line {number}: malformed checkpoint line") from None
+                raise _ExportFormatError(
+                    number, gettext_noop("malformed checkpoint line")
+                ) from None
         elif kind == "trail.seal":
             if state.events or state.entries:
-                raise _ExportFormatError(f"line {number}: the seal must come before the rest")
+                raise _ExportFormatError(number, gettext_noop("the seal must come before the rest"))
             state.seal = record
         elif kind == CHECKPOINT_TYPE:
             if state.events:
-                raise _ExportFormatError(f"line {number}: a checkpoint after the events")
+                raise _ExportFormatError(number, gettext_noop("a checkpoint after the events"))
             try:
                 entry = CheckpointEntry(
                     int(record["seq"]), str(record["hash"]), str(record["digest"])
                 )
                 state.entries[str(record["chain"])] = entry
             except (KeyError, TypeError, ValueError):
-                raise _ExportFormatError(f"line {number}: malformed checkpoint") from None
+                raise _ExportFormatError(number, gettext_noop("malformed checkpoint")) from None
             state.checkpoints.add((record.get("checkpoint"), record.get("checkpoint_hash")))
         elif kind == "trail.event":
             if state.records:
-                raise _ExportFormatError(f"line {number}: an event after the evidence records")
+                raise _ExportFormatError(
+                    number, gettext_noop("an event after the evidence records")
+                )
             chain, link = _event_link(number, record)
             state.events += 1
             if state.watch.get(chain) == link.seq:
@@ -293,7 +313,9 @@ def _export_events(
         elif kind.startswith("evidence."):
             state.records.append(record)
         else:
-            raise _ExportFormatError(f"line {number}: unknown record type {kind!r}")
+            raise _ExportFormatError(
+                number, gettext_noop("unknown record type %(type)s"), {"type": repr(kind)}
+            )
 
 
 def verify_export(
@@ -326,14 +348,21 @@ def verify_export(
     try:
         first = next(records, None)
         if first is None or first[1]["type"] != "trail.export":
-            raise _ExportFormatError("line 1: not a trail export (no trail.export header)")
+            raise _ExportFormatError(1, gettext_noop("not a trail export (no trail.export header)"))
         header = first[1]
         if header.get("format") != EXPORT_FORMAT:
-            raise _ExportFormatError(f"line 1: unknown format {header.get('format')!r}")
+            raise _ExportFormatError(
+                1, gettext_noop("unknown format %(format)s"), {"format": repr(header.get("format"))}
+            )
         state.trusted_start = header.get("since") is not None
         for chain, group in groupby(_export_events(records, state), key=itemgetter(0)):
             if chain in done:
-                report.problems.append(f"chain {chain} appears in more than one place")
+                report.problems.append(
+                    said(
+                        gettext_noop("chain %(chain)s appears in more than one place"),
+                        {"chain": chain},
+                    )
+                )
                 for _ in group:
                     pass
                 continue
@@ -378,19 +407,27 @@ def verify_export(
             report.problems.append(said(gettext_noop("the export has no end line (cut off?)")))
         elif state.end.get("events") != state.events:
             report.problems.append(
-                f"the end line counts {state.end.get('events')} events, "
-                f"the export has {state.events}"
+                said(
+                    gettext_noop(
+                        "the end line counts %(counted)s events, the export has %(found)s"
+                    ),
+                    {"counted": state.end.get("events"), "found": state.events},
+                )
             )
         elif state.end.get("records", 0) != len(state.records):
             report.problems.append(
-                f"the end line counts {state.end.get('records')} evidence records, "
-                f"the export has {len(state.records)}"
+                said(
+                    gettext_noop(
+                        "the end line counts %(counted)s evidence records, the export has %(found)s"
+                    ),
+                    {"counted": state.end.get("records"), "found": len(state.records)},
+                )
             )
         if appendix_check is not None and state.bodies is not None:
             problems, report.evidence_checked = appendix_check(state.bodies, state.records)
             report.problems.extend(problems)
     except _ExportFormatError as error:
-        report.problems.append(str(error))
+        report.problems.append(error.problem)
     report.chains.sort(key=lambda result: result.chain)
     report.seconds = time.perf_counter() - started
     return report
@@ -400,7 +437,7 @@ def _seal_problems(state: _ExportState, keys: Sequence[PublicKey]) -> list[str]:
     seal = state.seal
     if seal is None:
         if keys and state.entries:
-            return ["the export carries checkpoint entries but no signed seal"]
+            return [said(gettext_noop("the export carries checkpoint entries but no signed seal"))]
         return []
     try:
         canonical = str(seal["canonical"]).encode("utf-8", errors="surrogatepass")
@@ -411,12 +448,24 @@ def _seal_problems(state: _ExportState, keys: Sequence[PublicKey]) -> list[str]:
             for name, entry in chains.items()
         }
     except (KeyError, TypeError, ValueError, AttributeError):
-        return ["the export's seal is malformed"]
+        return [said(gettext_noop("the export's seal is malformed"))]
     if chain_hash(prev_hash, canonical) != sealed:
-        return [f"the export's seal {seal.get('checkpoint')} does not hash to its hash"]
+        return [
+            said(
+                gettext_noop("the export's seal %(seq)s does not hash to its hash"),
+                {"seq": seal.get("checkpoint")},
+            )
+        ]
     for chain, entry in state.entries.items():
         if listed.get(chain) != entry:
-            return [f"the checkpoint entry of chain {chain} differs from the sealed one"]
+            return [
+                said(
+                    gettext_noop(
+                        "the checkpoint entry of chain %(chain)s differs from the sealed one"
+                    ),
+                    {"chain": chain},
+                )
+            ]
     return signature_problems(
         [(int(seal.get("checkpoint") or 0), sealed, seal.get("signature"), seal.get("key_id"))],
         keys,
@@ -432,8 +481,13 @@ def _sealed_list_problems(state: _ExportState) -> list[str]:
     seal = state.seal
     if seal is not None and (seal.get("checkpoint"), seal.get("hash")) != (last.seq, last.hash):
         problems.append(
-            f"the export's seal is checkpoint {seal.get('checkpoint')}, but its checkpoint list "
-            f"ends at {last.seq}"
+            said(
+                gettext_noop(
+                    "the export's seal is checkpoint %(seal)s, but its checkpoint list ends at "
+                    "%(last)s"
+                ),
+                {"seal": seal.get("checkpoint"), "last": last.seq},
+            )
         )
     return problems
 
@@ -446,7 +500,9 @@ def _witness_problems(
     keys: Sequence[PublicKey],
 ) -> None:
     report.problems.extend(
-        witness.checkpoint_problems(witnessed, state.sealed, where="export", keys=keys)
+        witness.checkpoint_problems(
+            witnessed, state.sealed, where=said(gettext_noop("export")), keys=keys
+        )
     )
     label = str(header.get("scope") or "all")
     scopes: list[Coordinate] | None = None

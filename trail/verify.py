@@ -23,7 +23,13 @@ from trail.chain import (
     CHECKPOINT_PREFIX,
     GENESIS,
     REASON_ALTERED,
+    REASON_DIGEST,
+    REASON_GAP,
+    REASON_GAP_RUN,
+    REASON_OUT_OF_ORDER,
     REASON_RELINKED,
+    REASON_TRUNCATED,
+    REASON_TRUNCATED_EMPTY,
     BatchChecker,
     ChainLink,
     ChainVerdict,
@@ -84,10 +90,9 @@ class ChainResult:
                     {"seq": verdict.broken_seq, "id": self.event_id},
                 )
             )
-            reason = verdict.reason
             return said(
                 gettext_noop("chain %(chain)s: BROKEN at %(where)s: %(reason)s"),
-                {"chain": self.chain, "where": where, "reason": CHAIN_REASONS.get(reason, reason)},
+                {"chain": self.chain, "where": where, "reason": chain_reason(verdict)},
             )
         if verdict.head_seq is None:
             span = said(gettext_noop("no events"))
@@ -134,13 +139,42 @@ class ChainResult:
 
 
 # The chain verifier's reasons (trail.chain, which stays free of Django and of this wording),
-# marked here for the catalogue so that a page shows them in its reader's language.
+# marked here for the catalogue so that a page shows them in its reader's language: each
+# template of trail.chain, written out again (a test holds the two the same).
 CHAIN_REASONS = {
-    REASON_ALTERED: said(gettext_noop("hash mismatch (content altered)")),
-    REASON_RELINKED: said(
-        gettext_noop("prev_hash does not match the previous event (deleted or reordered event)")
+    REASON_ALTERED: gettext_noop("hash mismatch (content altered)"),
+    REASON_RELINKED: gettext_noop(
+        "prev_hash does not match the previous event (deleted or reordered event)"
+    ),
+    REASON_GAP: gettext_noop("sequence gap: event %(first)s missing"),
+    REASON_GAP_RUN: gettext_noop("sequence gap: events %(first)s..%(last)s missing"),
+    REASON_OUT_OF_ORDER: gettext_noop(
+        "sequence out of order: expected %(expected)s (duplicated or reordered)"
+    ),
+    REASON_TRUNCATED_EMPTY: gettext_noop(
+        "truncated: the trail ends at no events but the checkpoint covers events "
+        "%(first)s..%(last)s"
+    ),
+    REASON_TRUNCATED: gettext_noop(
+        "truncated: the trail ends at event %(head)s but the checkpoint covers events "
+        "%(first)s..%(last)s"
+    ),
+    REASON_DIGEST: gettext_noop(
+        "checkpoint digest mismatch for events %(first)s..%(last)s "
+        "(events deleted, altered or re-linked before the checkpoint)"
     ),
 }
+
+
+def chain_reason(verdict: ChainVerdict) -> str:
+    """Why a chain broke, `said` so that a page shows it in its reader's language: the
+    reasons made here are said already; trail.chain's are said from their template."""
+    if isinstance(verdict.reason, Said):
+        return verdict.reason
+    template = CHAIN_REASONS.get(verdict.template) or CHAIN_REASONS.get(verdict.reason)
+    if template is None:
+        return verdict.reason
+    return said(template, dict(verdict.parts))
 
 
 def checked_with(keys: Iterable[PublicKey]) -> Said:
@@ -312,9 +346,12 @@ def verify_segment(
                 verdict.head_seq,
                 verdict.head_hash,
                 broken_seq=head + 1,
-                reason=(
-                    f"truncated: the export ends at event {head} but the checkpoint covers "
-                    f"events 1..{checkpoint.seq}"
+                reason=said(
+                    gettext_noop(
+                        "truncated: the export ends at event %(head)s but the checkpoint "
+                        "covers events 1..%(last)s"
+                    ),
+                    {"head": head, "last": checkpoint.seq},
                 ),
             )
         elif seen.get("at_checkpoint") != checkpoint.hash:
@@ -324,7 +361,9 @@ def verify_segment(
                 verdict.head_seq,
                 verdict.head_hash,
                 broken_seq=checkpoint.seq,
-                reason="hash differs from the checkpoint's (the chain was re-linked)",
+                reason=said(
+                    gettext_noop("hash differs from the checkpoint's (the chain was re-linked)")
+                ),
             )
     return ChainResult(
         chain,
@@ -356,9 +395,16 @@ def columns_checked(
                 for name, value in columns.items():
                     if body.get(name) != value:
                         mismatch.seq = link.seq
-                        mismatch.reason = (
-                            f"the {name!r} column says {value!r} but the hashed body says "
-                            f"{body.get(name)!r}"
+                        mismatch.reason = said(
+                            gettext_noop(
+                                "the %(column)s column says %(value)s but the hashed body "
+                                "says %(body)s"
+                            ),
+                            {
+                                "column": repr(name),
+                                "value": repr(value),
+                                "body": repr(body.get(name)),
+                            },
                         )
                         break
         yield link
@@ -405,7 +451,12 @@ def _checkpoint_problems(checkpoints: Sequence[TrailCheckpoint]) -> list[str]:
     verdict = verify_chain(cp.link for cp in checkpoints)
     if verdict.intact:
         return []
-    return [f"checkpoint {verdict.broken_seq}: {verdict.reason}"]
+    return [
+        said(
+            gettext_noop("checkpoint %(seq)s: %(reason)s"),
+            {"seq": verdict.broken_seq, "reason": chain_reason(verdict)},
+        )
+    ]
 
 
 def signature_problems(
@@ -430,16 +481,28 @@ def signature_problems(
     if unsigned_tail and not sealing:
         first = unsigned_tail[0]
         span = (
-            f"checkpoint {first}"
+            said(gettext_noop("checkpoint %(seq)s"), {"seq": first})
             if len(unsigned_tail) == 1
-            else (f"checkpoints {first}..{unsigned_tail[-1]}")
+            else said(
+                gettext_noop("checkpoints %(first)s..%(last)s"),
+                {"first": first, "last": unsigned_tail[-1]},
+            )
         )
-        since = f" after signed checkpoint {signed[-1]}" if signed else ""
+        if signed:
+            span = said(
+                gettext_noop("%(span)s after signed checkpoint %(signed)s"),
+                {"span": span, "signed": signed[-1]},
+            )
         problems.append(
-            f"checkpoint {seals[-1][0]}: the latest checkpoint is not signed ({span}{since}: "
-            "written without the key, or forged); run trail_checkpoint with "
-            "MARIA_TRAIL_SIGNING_KEY or MARIA_TRAIL_SIGNING_KEY_FILE set: the next signed "
-            "checkpoint supersedes it"
+            said(
+                gettext_noop(
+                    "checkpoint %(seq)s: the latest checkpoint is not signed (%(span)s: "
+                    "written without the key, or forged); run trail_checkpoint with "
+                    "MARIA_TRAIL_SIGNING_KEY or MARIA_TRAIL_SIGNING_KEY_FILE set: the next "
+                    "signed checkpoint supersedes it"
+                ),
+                {"seq": seals[-1][0], "span": span},
+            )
         )
     for seq, sealed, signature, key_id in seals:
         if not signature:
@@ -447,13 +510,23 @@ def signature_problems(
         key = by_id.get(key_id or "")
         if key is None:
             problems.append(
-                f"checkpoint {seq}: signed by key {key_id}, which is not among the keys given "
-                f"({', '.join(by_id)})"
+                said(
+                    gettext_noop(
+                        "checkpoint %(seq)s: signed by key %(key)s, which is not among the "
+                        "keys given (%(keys)s)"
+                    ),
+                    {"seq": seq, "key": key_id, "keys": ", ".join(by_id)},
+                )
             )
         elif not key.verifies(sealed, signature):
             problems.append(
-                f"checkpoint {seq}: the signature does not verify (the checkpoint was forged "
-                "or altered)"
+                said(
+                    gettext_noop(
+                        "checkpoint %(seq)s: the signature does not verify (the checkpoint "
+                        "was forged or altered)"
+                    ),
+                    {"seq": seq},
+                )
             )
     return problems
 
@@ -474,7 +547,12 @@ def _pick_checkpoint(
         if checkpoint.hash == wanted:
             return checkpoint, []
     return None, [
-        f"no checkpoint has the hash {wanted} (it was removed, altered, or never existed)"
+        said(
+            gettext_noop(
+                "no checkpoint has the hash %(hash)s (it was removed, altered, or never existed)"
+            ),
+            {"hash": wanted},
+        )
     ]
 
 
@@ -602,20 +680,32 @@ def _check_head(result: ChainResult, head: TrailHead | None) -> ChainResult:
     if head is None:
         if last_seq == 0:
             return result
-        reason = "the chain has no head row (deleted?)"
+        reason = said(gettext_noop("the chain has no head row (deleted?)"))
         broken = last_seq
     elif head.seq == last_seq and head.hash == verdict.head_hash:
         return result
     elif head.seq > last_seq:
-        missing = (
-            f"event {head.seq} is"
-            if head.seq == last_seq + 1
-            else f"events {last_seq + 1}..{head.seq} are"
-        )
-        reason = f"truncated: the head row records seq {head.seq} but {missing} missing"
+        if head.seq == last_seq + 1:
+            reason = said(
+                gettext_noop(
+                    "truncated: the head row records seq %(seq)s but event %(seq)s is missing"
+                ),
+                {"seq": head.seq},
+            )
+        else:
+            reason = said(
+                gettext_noop(
+                    "truncated: the head row records seq %(seq)s but events %(first)s..%(seq)s "
+                    "are missing"
+                ),
+                {"seq": head.seq, "first": last_seq + 1},
+            )
         broken = last_seq + 1
     else:
-        reason = f"the head row records seq {head.seq} {head.hash[:16]}, not the last event"
+        reason = said(
+            gettext_noop("the head row records seq %(seq)s %(hash)s, not the last event"),
+            {"seq": head.seq, "hash": head.hash[:16]},
+        )
         broken = last_seq
     return ChainResult(
         result.chain,

@@ -41,7 +41,12 @@ STATEMENT_TYPE = "trail.seal"
 
 
 class WitnessError(Exception):
-    """The witness cannot be read back (unreachable, too large, too slow)."""
+    """The witness cannot be read back (unreachable, too large, too slow); `why` says so,
+    `said` for a page."""
+
+    @property
+    def why(self) -> str:
+        return self.args[0] if self.args and isinstance(self.args[0], str) else str(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +138,10 @@ def hand_over(checkpoint: TrailCheckpoint, target: str | None = None) -> bool:
 
 
 def _raw_lines(target: str, *, timeout: float, max_bytes: int) -> Iterator[bytes]:
-    too_large = f"the witness {target} holds more than {max_bytes} bytes"
+    too_large = said(
+        gettext_noop("the witness %(target)s holds more than %(bytes)s bytes"),
+        {"target": target, "bytes": max_bytes},
+    )
     # The timeout bounds each wait on the socket; this bounds the whole read.
     deadline = time.monotonic() + timeout * 4
     if is_url(target):
@@ -149,10 +157,15 @@ def _raw_lines(target: str, *, timeout: float, max_bytes: int) -> Iterator[bytes
                     if read > max_bytes:
                         raise WitnessError(too_large)
                     if time.monotonic() > deadline:
-                        raise WitnessError(f"the witness {target} answers too slowly")
+                        raise WitnessError(
+                            said(
+                                gettext_noop("the witness %(target)s answers too slowly"),
+                                {"target": target},
+                            )
+                        )
                     yield line
         except (OSError, urllib.error.URLError) as error:
-            raise WitnessError(f"cannot read the witness {target}: {error}") from error
+            raise WitnessError(_unreadable(target, error)) from error
         return
     path = Path(target)
     try:
@@ -162,7 +175,14 @@ def _raw_lines(target: str, *, timeout: float, max_bytes: int) -> Iterator[bytes
             yield from handle
     except OSError as error:
         reason = error.strerror or error
-        raise WitnessError(f"cannot read the witness {target}: {reason}") from error
+        raise WitnessError(_unreadable(target, reason)) from error
+
+
+def _unreadable(target: str, error: object) -> str:
+    return said(
+        gettext_noop("cannot read the witness %(target)s: %(error)s"),
+        {"target": target, "error": error},
+    )
 
 
 def read_back(target: str, *, timeout: float = TIMEOUT, max_bytes: int = MAX_BYTES) -> WitnessLog:
@@ -197,13 +217,21 @@ def parse_statements(lines: Iterable[bytes | str], source: str) -> WitnessLog:
             continue
         if chain_hash(seal.prev_hash, canonical) != seal.hash:
             witnessed.problems.append(
-                f"witness line {number}: checkpoint {seq} does not hash to its hash"
+                said(
+                    gettext_noop(
+                        "witness line %(line)s: checkpoint %(seq)s does not hash to its hash"
+                    ),
+                    {"line": number, "seq": seq},
+                )
             )
             continue
         known = witnessed.seals.get(seq)
         if known is not None and known != seal:
             witnessed.problems.append(
-                f"witness line {number}: a second, different checkpoint {seq}"
+                said(
+                    gettext_noop("witness line %(line)s: a second, different checkpoint %(seq)s"),
+                    {"line": number, "seq": seq},
+                )
             )
             continue
         witnessed.seals[seq] = seal
@@ -216,7 +244,9 @@ def parse_statements(lines: Iterable[bytes | str], source: str) -> WitnessLog:
                 str(name): (int(entry["seq"]), str(entry["hash"])) for name, entry in chains.items()
             }
         except (ValueError, TypeError, KeyError, AttributeError):
-            witnessed.problems.append("witness: the latest checkpoint's body is unreadable")
+            witnessed.problems.append(
+                said(gettext_noop("witness: the latest checkpoint's body is unreadable"))
+            )
     return witnessed
 
 
@@ -237,14 +267,31 @@ def seal_link_problems(recorded: Sequence[Seal]) -> list[str]:
     expected_seq, expected_prev = 1, GENESIS
     for seal in sorted(recorded, key=lambda s: s.seq):
         if seal.seq != expected_seq:
-            missing = (
-                f"checkpoint {expected_seq} is"
-                if seal.seq == expected_seq + 1
-                else f"checkpoints {expected_seq}..{seal.seq - 1} are"
-            )
-            return [f"{missing} missing (the checkpoints jump to {seal.seq})"]
+            if seal.seq == expected_seq + 1:
+                return [
+                    said(
+                        gettext_noop(
+                            "checkpoint %(first)s is missing (the checkpoints jump to %(seq)s)"
+                        ),
+                        {"first": expected_seq, "seq": seal.seq},
+                    )
+                ]
+            return [
+                said(
+                    gettext_noop(
+                        "checkpoints %(first)s..%(last)s are missing (the checkpoints jump to "
+                        "%(seq)s)"
+                    ),
+                    {"first": expected_seq, "last": seal.seq - 1, "seq": seal.seq},
+                )
+            ]
         if seal.prev_hash != expected_prev:
-            return [f"checkpoint {seal.seq}: prev_hash does not name checkpoint {seal.seq - 1}"]
+            return [
+                said(
+                    gettext_noop("checkpoint %(seq)s: prev_hash does not name checkpoint %(prev)s"),
+                    {"seq": seal.seq, "prev": seal.seq - 1},
+                )
+            ]
         expected_seq, expected_prev = seal.seq + 1, seal.hash
     return []
 
@@ -265,25 +312,53 @@ def checkpoint_problems(
     for seal in sorted(witnessed.seals.values(), key=lambda s: s.seq):
         key = by_id.get(seal.key_id)
         if seal.signature and key is not None and not key.verifies(seal.hash, seal.signature):
-            problems.append(f"witness: checkpoint {seal.seq}'s signature does not verify")
+            problems.append(
+                said(
+                    gettext_noop("witness: checkpoint %(seq)s's signature does not verify"),
+                    {"seq": seal.seq},
+                )
+            )
     by_seq = {seal.seq: seal for seal in recorded}
     missing = [seq for seq in sorted(witnessed.seals) if seq not in by_seq]
     if missing:
-        more = f" (and {len(missing) - 1} more the witness holds)" if len(missing) > 1 else ""
+        parts = {"seq": missing[0], "where": where, "more": len(missing) - 1}
         problems.append(
-            f"checkpoint {missing[0]} is missing from the {where} but the witness holds it"
-            f"{more}: checkpoints were removed"
+            said(
+                gettext_noop(
+                    "checkpoint %(seq)s is missing from the %(where)s but the witness holds it: "
+                    "checkpoints were removed"
+                ),
+                parts,
+            )
+            if len(missing) == 1
+            else said(
+                gettext_noop(
+                    "checkpoint %(seq)s is missing from the %(where)s but the witness holds it "
+                    "(and %(more)s more the witness holds): checkpoints were removed"
+                ),
+                parts,
+            )
         )
     for seq in sorted(set(witnessed.seals) & set(by_seq)):
         kept, found = witnessed.seals[seq], by_seq[seq]
         if kept.hash != found.hash:
             problems.append(
-                f"checkpoint {seq} differs from the witness's copy: hash {found.hash[:16]} in "
-                f"the {where}, {kept.hash[:16]} at the witness (rewritten)"
+                said(
+                    gettext_noop(
+                        "checkpoint %(seq)s differs from the witness's copy: hash %(found)s in "
+                        "the %(where)s, %(kept)s at the witness (rewritten)"
+                    ),
+                    {"seq": seq, "found": found.hash[:16], "where": where, "kept": kept.hash[:16]},
+                )
             )
             break
         if kept.signature != found.signature:
-            problems.append(f"checkpoint {seq}'s signature differs from the witness's copy")
+            problems.append(
+                said(
+                    gettext_noop("checkpoint %(seq)s's signature differs from the witness's copy"),
+                    {"seq": seq},
+                )
+            )
             break
     return problems
 
@@ -309,15 +384,33 @@ def chain_problems(
         head = heads[chain] or 0
         if head < seq:
             problems.append(
-                f"chain {chain}: events {head + 1}..{seq} are missing, but the witness's "
-                f"checkpoint {latest.seq} sealed the chain at event {seq} (a removed tail)"
+                said(
+                    gettext_noop(
+                        "chain %(chain)s: events %(first)s..%(seq)s are missing, but the "
+                        "witness's checkpoint %(checkpoint)s sealed the chain at event %(seq)s "
+                        "(a removed tail)"
+                    ),
+                    {"chain": chain, "first": head + 1, "seq": seq, "checkpoint": latest.seq},
+                )
             )
             continue
         found = hash_at(chain, seq)
         if found is not None and found != sealed:
             problems.append(
-                f"chain {chain}: event {seq} differs from what the witness's checkpoint "
-                f"{latest.seq} sealed (hash {found[:16]}, sealed {sealed[:16]}: rewritten)"
+                said(
+                    gettext_noop(
+                        "chain %(chain)s: event %(seq)s differs from what the witness's "
+                        "checkpoint %(checkpoint)s sealed (hash %(found)s, sealed %(sealed)s: "
+                        "rewritten)"
+                    ),
+                    {
+                        "chain": chain,
+                        "seq": seq,
+                        "checkpoint": latest.seq,
+                        "found": found[:16],
+                        "sealed": sealed[:16],
+                    },
+                )
             )
     return problems
 

@@ -210,6 +210,18 @@ def said_here(text: Any) -> str:
     return in_language(text, gettext) if text is not None else ""
 
 
+@register.filter
+def rereview_verdict(value: Any) -> str:
+    """A re-review's verdict as the trail stores it (`still_correct`, `wrong`) by its label
+    in the page's language; an unknown value as it is."""
+    from decisions.models import ReReview
+
+    try:
+        return str(ReReview.Verdict(value).label)
+    except ValueError:
+        return str(value)
+
+
 @register.simple_tag
 def state_labels() -> SafeString:
     """Each decision state's label as a data attribute (data-state-approved="..."), for the

@@ -90,3 +90,20 @@ def _public() -> str:
         key = signing.public_key()
     assert key is not None
     return key.text
+
+
+def test_a_witness_that_cannot_be_read_is_said_in_the_pages_language(org: Any, person: Any) -> None:
+    # given a witness nobody answers at
+    target = "http://127.0.0.1:1/witness"
+    auditor = Client()
+    auditor.force_login(person("olga", Role.AUDITOR, "G1"))
+    # when a Japanese auditor opens the checkpoints page and the Verify page
+    auditor.cookies["django_language"] = "ja"
+    with override_settings(MARIA_TRAIL_WITNESS=target):
+        checkpoints_page = auditor.get("/audit/checkpoints/").content.decode()
+        verify_page = auditor.get("/audit/verify/").content.decode()
+    # then both say why in Japanese (the operating system's own words stay as it gives them)
+    why = f"証人 {target} を読み取れません: "
+    assert why in checkpoints_page
+    assert why in verify_page
+    assert "cannot read the witness" not in checkpoints_page + verify_page
