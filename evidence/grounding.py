@@ -637,6 +637,10 @@ def rule_verdict(claim: str, paragraph: str, *, similarity: float | None = None)
     elif supported and not (lacking := _lacking(statement, paragraph, claim_numbers)):
         verdict = "verified"
         reasons.append(why.VERIFIED)
+        # Every word of the claim is in the span, as written or in a documented other form
+        # ("needs" for "required"): its coverage is whole, and the item's confidence says so
+        # (bench_released, own corpus: verified claims at 67% coverage fell below tau).
+        coverage = 1.0
     else:
         verdict = "unverified"
         if supported:
