@@ -840,7 +840,7 @@ def _lacking(statement: str, paragraph: str, claim_numbers: list[Quantity]) -> l
             lacking.append(why.say(why.POLARITY_DIFFERS))
         if not lacking:
             lacking = _roles_differ(statement, span, key_terms)
-        if not lacking and len(sentence_spans(span)) > 1:
+        if not lacking and _sentences_ended(span) > 1:
             # Two sentences together hold every word, neither alone: the claim may take its
             # subject from one and its predicate from the other ("Personal USB drives require
             # approval"), a chimera. evidence.claim_parts verifies the faithful shapes.
@@ -864,6 +864,16 @@ _MEASURE_VERB = re.compile(
 # is due within 60 days" for "the buyer shall pay within 60 days".
 _OWED = frozenset({"due", "payabl"})
 _OBLIGATION = frozenset({"must", "shall"})
+
+
+_SENTENCE_END = re.compile(r"[.!?。！？｡][\"')\]」』]*\s*$")
+
+
+def _sentences_ended(span: str) -> int:
+    """How many sentences the span holds, a sentence that a line break ends but no stop (a
+    wrapped line of one sentence) counted with the next."""
+    found = sentence_spans(span)
+    return 1 + sum(1 for start, end in found[:-1] if _SENTENCE_END.search(span[start:end]))
 
 
 def _verified_alone(paragraph: str) -> Callable[[str], bool]:

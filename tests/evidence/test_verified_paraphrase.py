@@ -102,3 +102,14 @@ def test_a_chimera_says_why_it_is_not_verified() -> None:
         "Personal USB drives require approval from the security team.", PARAGRAPHS["security"]
     )
     assert any("its words come from two" in r for r in found.reasons), found.reasons
+
+
+def test_a_sentence_wrapped_over_two_lines_is_one_sentence() -> None:
+    # given a source whose sentence a line break wraps, as extracted text often is
+    source = (
+        "We present the first verification that a neural network for perception tasks produces\n"
+        "a correct output within a specified tolerance for every input of interest."
+    )
+    claim = "We present the first verification that a neural network produces a correct output."
+    # then the claim is verified there, as against the sentence on one line
+    assert verdict(claim, source) == "verified"
