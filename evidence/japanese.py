@@ -15,7 +15,12 @@ a claim add content (a word the span lacks in every form):
   after a number (二匹 / 2頭: the number check compares the quantities);
 - 人 / 人物 where the span names a person (男性, 少年, スキーヤー: the dictionary's 人 field);
 - 置く in 置いてある / 置かれている where the span says only that the thing is there (ある,
-  いる): where a thing lies is what both say.
+  いる): where a thing lies is what both say;
+- derivation (`_derived`): a verb and its continuative form as a noun (持ち出す / 持ち出し), a
+  one-kanji word and a two-kanji verbal noun of the span built on that kanji that no other
+  word of the claim accounts for (増 / 増加, 与える / 付与), a unit and its period (年 / 年間);
+- 禁止 for a prohibition said with a negation (行ってはならない): the negation it carries is
+  the prohibition's (`prohibitions_said`), not one of polarity.
 """
 
 from __future__ import annotations
@@ -76,6 +81,8 @@ def said_otherwise(terms: set[str], statement: str, span: str) -> set[str]:
         or bool(_KINDS_OF.get(t, frozenset()) & heard_terms)
         or _colour(t, heard_terms)
         or _head_of(t, heard)
+        or _derived(t, said, heard, statement)
+        or (t in _PROHIBITION_WORDS and bool(_PROHIBITIVE.search(span)))
     }
 
 
@@ -261,3 +268,70 @@ def unseen_differences(statement: str, span: str) -> list[str]:
         or (m.normalized in _FEW and not heard_forms.isdisjoint(_MANY))
     ]
     return lacking + sorted(_moods(said) ^ _moods(heard))
+
+
+# --- derivation and prohibition ---------------------------------------------------------------
+
+# The continuative (連用形) ending of a godan verb's dictionary ending: 持ち出す -> 持ち出し.
+_CONTINUATIVE = dict(zip("うくぐすつぬぶむる", "いきぎしちにびみり", strict=True))
+_KANJI = re.compile(r"[\u4e00-\u9fff]")
+# Periods named by a unit and 間: 年間 is "for a year", as 年に is "a year".
+_PERIOD_UNITS = frozenset({"年", "月", "週", "日"})
+# A prohibition said with a negation (evidence.lexicon's neutral phrase for it), and the words
+# that say it without one (Sudachi normal forms).
+_PROHIBITIVE = re.compile(r"(?:て|で)は(?:ならない|ならず|いけない|いけません|なりません)")
+_PROHIBITION_WORDS = frozenset({"禁止", "禁じる"})
+
+
+def _continuative_nouns(verb: str) -> set[str]:
+    """The nouns a verb's continuative form makes: godan 持ち出す -> 持ち出し, ichidan
+    遅れる -> 遅れ (a godan verb in る gives 走り, so both are read)."""
+    if len(verb) < 2 or verb[-1] not in _CONTINUATIVE:
+        return set()
+    found = {verb[:-1] + _CONTINUATIVE[verb[-1]]}
+    if verb.endswith("る"):
+        found.add(verb[:-1])
+    return {f for f in found if len(f) >= 2}
+
+
+def _derived(
+    term: str, said: tuple[Morpheme, ...], heard: tuple[Morpheme, ...], statement: str
+) -> bool:
+    """Whether the span says the claim's word by a documented derivation of it: a verb's
+    continuative noun (or the verb for the noun), a Sino-Japanese verbal noun built on the
+    word's one kanji (増 / 増加, 与える / 付与) that no other word of the claim accounts for, or
+    the unit's period (年 / 年間)."""
+    mine = [m for m in said if m.normalized.lower() == term]
+    if not mine:
+        return False
+    heard_forms = {m.normalized.lower() for m in heard}
+    for m in mine:
+        if m.pos == "動詞" and _continuative_nouns(term) & heard_forms:
+            return True
+        if m.pos == "名詞" and any(
+            h.pos == "動詞" and term in _continuative_nouns(h.normalized) for h in heard
+        ):
+            return True
+        if term in _PERIOD_UNITS and f"{term}間" in heard_forms:
+            return True
+    kanji = _KANJI.findall(term)
+    if len(kanji) != 1 or not any(m.pos in ("動詞", "名詞") for m in mine):
+        return False
+    claimed = set(content_terms(statement))
+    return any(
+        h.verbal
+        and len(h.normalized) == 2
+        and kanji[0] in h.normalized
+        and h.normalized not in claimed
+        for h in heard
+    )
+
+
+def prohibitions_said(statement: str, span: str) -> int:
+    """How many of the span's prohibitions said with a negation (してはならない) the claim says
+    with a word of prohibition (禁止されている): their negations are the prohibition's, not
+    a polarity the claim lacks."""
+    if statement.isascii():
+        return 0
+    words = sum(1 for m in span_morphemes(statement) if m.normalized in _PROHIBITION_WORDS)
+    return min(words, len(_PROHIBITIVE.findall(span)))

@@ -61,6 +61,8 @@ VERIFIED = gettext_noop(
 NOT_VERIFIED = gettext_noop(
     "not verified: the cited text's closest sentence does not say %(missing)s; a person decides"
 )
+# An item of NOT_VERIFIED's list: every word is in a span of two sentences, none in one.
+WORDS_OF_TWO_SENTENCES = gettext_noop("all of it in one sentence (its words come from two)")
 NOT_CLOSEST = gettext_noop(
     "other paragraphs of the cited sources say more of this claim: it was checked there"
 )

@@ -290,6 +290,13 @@ def _table() -> dict[str, frozenset[str]]:
     return {word: frozenset(o) for word, o in table.items()}
 
 
+@lru_cache(maxsize=65536)
+def can_be_verb(word: str) -> bool:
+    """Whether WordNet reads the word, or a base form of it, as a verb ("reimburses", "signs")."""
+    verbs = _database().lemmas["v"]
+    return any(form in verbs for form in lemmas(word) | {word.lower()})
+
+
 def table_words() -> frozenset[str]:
     """Every word and phrase of the domain table."""
     return frozenset(_table())
