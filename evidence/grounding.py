@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from evidence import japanese, verifier, wordnet
+from evidence import japanese, speech, verifier, wordnet
 from evidence import reasons as why
 from evidence.actors import actor_conflicts
 from evidence.claims import align
@@ -817,6 +817,7 @@ def _lacking(statement: str, paragraph: str, claim_numbers: list[Quantity]) -> l
         }
         if absent and statement.isascii():
             absent = _not_said_in_other_words(absent, statement, span, span_scope)
+            absent -= speech.spoken_by_speaker(absent, statement, span)
         absent -= japanese.said_otherwise(absent, statement, span)
         lacking = _surface_words(absent, statement, [])
         lacking += [str(q) for q in absent_numbers]
