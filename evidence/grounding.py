@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from evidence import japanese, speech, verifier, wordnet
+from evidence import japanese, paraphrase, speech, verifier, wordnet
 from evidence import reasons as why
 from evidence.actors import actor_conflicts
 from evidence.claims import align
@@ -805,13 +805,13 @@ def _lacking(statement: str, paragraph: str, claim_numbers: list[Quantity]) -> l
         content_terms(" ".join(q.surface for q in claim_numbers))
     )
     key_terms = {t for t in terms if not t[0].isdigit()} - _NUMBER_WORD_TERMS
-    scope, negations = _scope(unbound)
+    scope, negations = _scope(paraphrase.expand_contractions(unbound))
     surfaces = term_surfaces(statement)
     best: list[str] | None = None
     for span in _aligned(statement, paragraph):
         span_terms = frozenset(content_terms(span))
         _, absent_numbers = numbers_match(claim_numbers, extract_numbers(span))
-        span_scope, span_negations = _scope(without_bounds(span))
+        span_scope, span_negations = _scope(paraphrase.expand_contractions(without_bounds(span)))
         absent = {
             t for t in key_terms - span_terms if not _said_alike(t, surfaces.get(t, t), span_terms)
         }
@@ -901,6 +901,8 @@ def _scope_said_alike(word: str, span_scope: frozenset[str], statement: str, spa
         english_stem(w) for w in span_scope if w.isascii()
     }:
         return True
+    if paraphrase.no_said_as_not_any(word, span_scope):
+        return True
     if word in _DISTRIBUTIVES:
         return bool(_DISTRIBUTIVES & set(_EN_WORD.findall(normalise(span))))
     if word == "after":
@@ -981,7 +983,9 @@ def _limits_left_out(claim_numbers: list[Quantity], span: str) -> list[str]:
     return [
         why.say(why.LIMIT_LEFT_OUT, limit=f"{q.bound} {q}")
         for q in extract_numbers(span)
-        if q.bound in _LIMITING_BOUNDS and q.value not in values
+        if q.bound in _LIMITING_BOUNDS
+        and q.value not in values
+        and not paraphrase.vague_count(q, span)
     ]
 
 
