@@ -818,6 +818,7 @@ def _lacking(statement: str, paragraph: str, claim_numbers: list[Quantity]) -> l
         if absent and statement.isascii():
             absent = _not_said_in_other_words(absent, statement, span, span_scope)
             absent -= speech.spoken_by_speaker(absent, statement, span)
+            absent -= paraphrase.compound_heads(absent, statement, span)
         absent -= japanese.said_otherwise(absent, statement, span)
         lacking = _surface_words(absent, statement, [])
         lacking += [str(q) for q in absent_numbers]

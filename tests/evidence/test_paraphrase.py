@@ -21,6 +21,12 @@ FARMERS = (
         ("Elisabeth will prepare the garden", GARDEN),
         ("The inspectors found no evidence of fraud", INQUIRY),
         ("Some farmers say that the wells were poisoned", FARMERS),
+        # a closed compound's head names the kind's general word
+        ("Dozens of girls fell ill at the camp", "Dozens of schoolgirls fell ill at the camp."),
+        (
+            "Staff must delete the app from their phones",
+            "Staff must delete the app from their smartphones.",
+        ),
     ],
 )
 def test_the_same_statement_in_another_form_is_verified(claim: str, source: str) -> None:
@@ -41,6 +47,14 @@ def test_the_same_statement_in_another_form_is_verified(claim: str, source: str)
         # a bound that selects is still a limit the claim may not drop
         ("Expenses need approval", "Expenses above 500,000 yen need approval.", "unverified"),
         ("Visitors need a badge", "At least 200 visitors need a badge.", "unverified"),
+        # the specific word for the span's general one says more
+        (
+            "Staff must delete the app from their smartphones",
+            "Staff must delete the app from their phones.",
+            "unverified",
+        ),
+        # a word that merely ends like another is no compound of it
+        ("The pupils stand the noise", "The pupils understand the noise.", "unverified"),
     ],
 )
 def test_a_change_of_meaning_is_still_caught(claim: str, source: str, verdict: str) -> None:
