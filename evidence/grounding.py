@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from evidence import japanese, paraphrase, speech, verifier, wordnet
+from evidence import japanese, paraphrase, placement, speech, verifier, wordnet
 from evidence import reasons as why
 from evidence.actors import actor_conflicts
 from evidence.claims import align
@@ -833,6 +833,10 @@ def _lacking(statement: str, paragraph: str, claim_numbers: list[Quantity]) -> l
             lacking.append(why.say(why.POLARITY_DIFFERS))
         if not lacking:
             lacking = _roles_differ(statement, span, key_terms)
+        if not lacking and statement.isascii():
+            lacking = _surface_words(
+                set(placement.displaced_terms(statement, span, key_terms)), statement, []
+            )
         if not lacking:
             return []
         if best is None or len(lacking) < len(best):
