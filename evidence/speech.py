@@ -31,6 +31,8 @@ SPEECH_VERBS = (
     "explain", "explains", "explained", "add", "adds", "added", "reply", "replies",
     "replied", "answer", "answers", "answered", "note", "notes", "noted",
     "state", "states", "stated", "wonder", "wonders", "wondered",
+    "recommend", "recommends", "recommended", "propose", "proposes", "proposed",
+    "express", "expresses", "expressed",
 )  # fmt: skip
 _SPEECH_TERMS = frozenset(t for verb in SPEECH_VERBS for t in content_terms(verb))
 
@@ -70,5 +72,5 @@ def spoken_by_speaker(absent: set[str], statement: str, span: str) -> set[str]:
 
 # What a question may be reported as: asked, wondered, or suggested ("Did you restart it?"
 # proposes restarting it).
-_ASKING = frozenset(content_terms("asks wonders suggests"))
+_ASKING = frozenset(content_terms("asks wonders suggests recommends proposes"))
 _WHETHER = frozenset(content_terms("whether"))

@@ -21,6 +21,8 @@ QUESTION = "Nora: does the bakery open on Sunday?"
         ("Nora also asks Tom to water the plants on Sunday", LINE),
         ("Nora asks whether the bakery opens on Sunday", QUESTION),
         ("Nora wonders if the bakery opens on Sunday", QUESTION),
+        ("Nora proposes that Tom waters the plants on Sunday", LINE),
+        ("Tom recommends restarting the router", "Tom: did you restart the router?"),
     ],
 )
 def test_a_speech_verb_of_the_lines_own_speaker_is_read_as_the_colon(claim: str, line: str) -> None:
