@@ -133,10 +133,13 @@ _META = re.compile(
     r"ご不明|ご質問|お問い合わせ|ご参考|参考まで|お気軽に)"
     r"|(?:要約します|まとめます|整理します|ご確認ください)[。.]?$"
 )
+# "We suggest a framework for ..." (a paper's summary) reports what the source proposes, a
+# fact to check; "we suggest contacting HR" / "I recommend that you ..." is advice.
 _OPINION = re.compile(
     r"\b(?:i think|i believe|i feel|in my (?:view|opinion)|it (?:may|might|could|would) be "
     r"(?:worth|wise|advisable|helpful|prudent|useful|good|better)|you (?:may|might|could) "
-    r"(?:want|wish) to|(?:we|i) (?:would )?(?:suggest|recommend)|it seems|it appears|perhaps|"
+    r"(?:want|wish) to|(?:we|i) (?:would )?(?:suggest|recommend)(?!\s+(?:a|an|the)\b)|it seems|"
+    r"it appears|perhaps|"
     r"possibly|probably|presumably|arguably)\b|^consider\b"
     r"|と思われ|と思い|と思う|と考えられ|と考えます|かもしれ|でしょう|だろう|ようです|と推測|"
     r"検討する価値|検討してはいかが|おすすめ|お勧め|望ましいと思"
