@@ -8,12 +8,12 @@ another clause. Where the claim's words on both sides of a word sit together in 
 the claim's order, and the span has the word nowhere near them, the word is displaced: the
 claim is not verified by construction (a person decides). A word whose neighbours the span
 says apart, or in the other order, is a reworded phrase and is left alone; so is one said
-before them where the span has a pronoun that may stand for it.
+before them, which a pronoun or another noun may refer back to between them ("schoolgirls
+fell sick ..., some suspecting they were poisoned"; "at the board meeting ..., the directors
+approved"). Only a word found after them, in a later clause, is displaced.
 """
 
 from __future__ import annotations
-
-import re
 
 from evidence.text import content_terms
 
@@ -21,7 +21,6 @@ from evidence.text import content_terms
 # outside them the word may stand and still be theirs ("fraud charges filed Thursday").
 TOGETHER = 6
 NEAR = 3
-_PRONOUN = re.compile(r"\b(?:he|she|it|they|him|her|them|his|its|their|this|these)\b", re.I)
 
 
 def displaced_terms(statement: str, span: str, key_terms: set[str]) -> list[str]:
@@ -33,8 +32,6 @@ def displaced_terms(statement: str, span: str, key_terms: set[str]) -> list[str]
     for position, term in enumerate(heard):
         where.setdefault(term, []).append(position)
     displaced = []
-    # A word said before the neighbours may be what a pronoun between them stands for.
-    referred = bool(_PRONOUN.search(span))
     for i in range(1, len(said) - 1):
         term, before, after = said[i], said[i - 1], said[i + 1]
         if term not in key_terms or term not in where or len({term, before, after}) < 3:
@@ -49,7 +46,7 @@ def displaced_terms(statement: str, span: str, key_terms: set[str]) -> list[str]
             continue
         if any(a - NEAR <= p <= b + NEAR for a, b in pairs for p in where[term]):
             continue
-        if referred and all(p < a for a, _ in pairs for p in where[term]):
+        if any(p < a for a, _ in pairs for p in where[term]):
             continue  # "schoolgirls fell sick ..., some suspecting they were poisoned"
         displaced.append(term)
     return displaced

@@ -41,3 +41,9 @@ def test_words_in_place_are_still_verified(claim: str) -> None:
     )
     result = check_claim(claim, span)
     assert result.verdict == "verified", result.reasons
+
+
+def test_a_word_named_before_its_neighbours_may_be_referred_back_to() -> None:
+    span = "At the council session on May 3, 2025, the members approved the new library wing."
+    claim = "On May 3, 2025 the council approved the new library wing"
+    assert check_claim(claim, span).verdict == "verified"
