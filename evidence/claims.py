@@ -27,6 +27,7 @@ from evidence.text import (
     ENGLISH_STOP_WORDS,
     content_terms,
     format_free,
+    glued_end,
     has_japanese,
     japanese_morphemes,
     normalise,
@@ -174,7 +175,7 @@ def _line_sentences(text: str, lo: int, hi: int, spans: list[tuple[int, int]]) -
     for end in _SENTENCE_END.finditer(text, lo, hi):
         mark, stop = end.group(1), end.end()
         if mark[0] in ".!?":
-            if stop < hi and not text[stop].isspace():
+            if stop < hi and not text[stop].isspace() and not glued_end(text, end.start(), stop):
                 continue  # "3.5", "example.com", "approved.[2]next"
             if mark == "." and _not_an_end(text, start, end.start(), stop, hi, lead_end):
                 continue

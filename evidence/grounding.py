@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from evidence import claim_parts, japanese, verifier, wordnet
+from evidence import claim_parts, japanese, paraphrase, placement, speech, verifier, wordnet
 from evidence import reasons as why
 from evidence.actors import actor_conflicts
 from evidence.claims import align, sentence_spans
@@ -134,10 +134,13 @@ _META = re.compile(
     r"ご不明|ご質問|お問い合わせ|ご参考|参考まで|お気軽に)"
     r"|(?:要約します|まとめます|整理します|ご確認ください)[。.]?$"
 )
+# "We suggest a framework for ..." (a paper's summary) reports what the source proposes, a
+# fact to check; "we suggest contacting HR" / "I recommend that you ..." is advice.
 _OPINION = re.compile(
     r"\b(?:i think|i believe|i feel|in my (?:view|opinion)|it (?:may|might|could|would) be "
     r"(?:worth|wise|advisable|helpful|prudent|useful|good|better)|you (?:may|might|could) "
-    r"(?:want|wish) to|(?:we|i) (?:would )?(?:suggest|recommend)|it seems|it appears|perhaps|"
+    r"(?:want|wish) to|(?:we|i) (?:would )?(?:suggest|recommend)(?!\s+(?:a|an|the)\b)|it seems|"
+    r"it appears|perhaps|"
     r"possibly|probably|presumably|arguably)\b|^consider\b"
     r"|と思われ|と思い|と思う|と考えられ|と考えます|かもしれ|でしょう|だろう|ようです|と推測|"
     r"検討する価値|検討してはいかが|おすすめ|お勧め|望ましいと思"
@@ -813,19 +816,21 @@ def _lacking(statement: str, paragraph: str, claim_numbers: list[Quantity]) -> l
         content_terms(" ".join(q.surface for q in claim_numbers))
     )
     key_terms = {t for t in terms if not t[0].isdigit()} - _NUMBER_WORD_TERMS
-    scope, negations = _scope(unbound)
+    scope, negations = _scope(paraphrase.expand_contractions(unbound))
     surfaces = term_surfaces(statement)
     best: list[str] | None = None
     for span in _aligned(statement, paragraph):
         span_terms = frozenset(content_terms(span))
         _, absent_numbers = numbers_match(claim_numbers, extract_numbers(span))
-        span_scope, span_negations = _scope(without_bounds(span))
+        span_scope, span_negations = _scope(paraphrase.expand_contractions(without_bounds(span)))
         span_negations -= japanese.prohibitions_said(statement, span)
         absent = {
             t for t in key_terms - span_terms if not _said_alike(t, surfaces.get(t, t), span_terms)
         }
         if absent and statement.isascii():
             absent = _not_said_in_other_words(absent, statement, span, span_scope)
+            absent -= speech.spoken_by_speaker(absent, statement, span)
+            absent -= paraphrase.compound_heads(absent, statement, span)
         absent -= japanese.said_otherwise(absent, statement, span)
         lacking = _surface_words(absent, statement, [])
         lacking += [str(q) for q in absent_numbers]
@@ -845,6 +850,10 @@ def _lacking(statement: str, paragraph: str, claim_numbers: list[Quantity]) -> l
             # subject from one and its predicate from the other ("Personal USB drives require
             # approval"), a chimera. evidence.claim_parts verifies the faithful shapes.
             lacking = [why.WORDS_OF_TWO_SENTENCES]
+        if not lacking and statement.isascii():
+            lacking = _surface_words(
+                set(placement.displaced_terms(statement, span, key_terms)), statement, []
+            )
         if not lacking:
             return []
         if best is None or len(lacking) < len(best):
@@ -945,6 +954,8 @@ def _scope_said_alike(word: str, span_scope: frozenset[str], statement: str, spa
         english_stem(w) for w in span_scope if w.isascii()
     }:
         return True
+    if paraphrase.no_said_as_not_any(word, span_scope):
+        return True
     if word in _DISTRIBUTIVES:
         return bool(_DISTRIBUTIVES & set(_EN_WORD.findall(normalise(span))))
     if word == "after":
@@ -1025,7 +1036,9 @@ def _limits_left_out(claim_numbers: list[Quantity], span: str) -> list[str]:
     return [
         why.say(why.LIMIT_LEFT_OUT, limit=f"{q.bound} {q}")
         for q in extract_numbers(span)
-        if q.bound in _LIMITING_BOUNDS and q.value not in values
+        if q.bound in _LIMITING_BOUNDS
+        and q.value not in values
+        and not paraphrase.vague_count(q, span)
     ]
 
 

@@ -403,7 +403,7 @@ def _split_sentences(text: str) -> list[str]:
             if mark[0] in ".!?":
                 rest = line[stop:]
                 # "3.5", "example.com": no space after the period, so not an end.
-                if rest and not rest[0].isspace():
+                if rest and not rest[0].isspace() and not glued_end(line, end.start(), stop):
                     continue
                 if mark == "." and _is_abbreviation(line[start : end.start()], rest):
                     continue
@@ -411,6 +411,21 @@ def _split_sentences(text: str) -> list[str]:
             start = stop
         _append(sentences, line[start:])
     return sentences
+
+
+def glued_end(text: str, mark: int, stop: int) -> bool:
+    """Whether the end mark at `mark` (its closing quotes up to `stop`) ends a sentence that
+    the next one is glued to, the space lost when a page was scraped: "for longer.Markets
+    fell", "a client note.\"It concerns". A word of lower-case letters before it and a
+    capitalised word after: "3.5", "example.com", "U.S.Army" and "v2.The" are not ends, nor
+    is a token that holds another period, a slash or an @ (a web address)."""
+    if stop + 1 >= len(text) or not (text[stop].isupper() and text[stop + 1].isalpha()):
+        return False
+    before = text[max(0, mark - 2) : mark]
+    if len(before) < 2 or not (before.isascii() and before.isalpha() and before.islower()):
+        return False
+    token_start = max(text.rfind(" ", 0, mark), text.rfind("\n", 0, mark)) + 1
+    return not any(c in text[token_start:mark] for c in "./@")
 
 
 def _is_abbreviation(before: str, rest: str) -> bool:
