@@ -37,8 +37,9 @@ def lease() -> timedelta:
 
 
 def outbox_send_after_commit(row: Outbox) -> None:
-    row_id = row.pk
-    transaction.on_commit(lambda: outbox_dispatch(row_id))
+    # The row as this transaction wrote it: its kind and payload never change, so the send
+    # after commit claims it without reading it back (two queries a push, not four).
+    transaction.on_commit(lambda: outbox_dispatch(row.pk, row))
 
 
 def webhook_tokens(user_ids: set[int]) -> dict[int, ApiToken]:
@@ -88,22 +89,32 @@ def webhook_message(row: Outbox) -> tuple[str, dict[str, Any]]:
     return f"msg_outbox_{row.pk}", dict(message)
 
 
-def outbox_dispatch(row_id: int) -> None:
-    kind = Outbox.objects.filter(pk=row_id).values_list("kind", flat=True).first()
+def outbox_dispatch(row_id: int, written: Outbox | None = None) -> None:
+    """Send row `row_id`; `written`: the row as its transaction wrote it, when at hand."""
+    kind: str | None = (
+        written.kind
+        if written is not None
+        else Outbox.objects.filter(pk=row_id).values_list("kind", flat=True).first()
+    )
     if kind == Outbox.Kind.PUSH:
-        outbox_push(row_id)
+        outbox_push(row_id, written)
     elif kind == Outbox.Kind.WEBHOOK:
         webhook_due.send(sender=Outbox, outbox_id=row_id)
 
 
-def outbox_claim(row_id: int) -> Outbox | None:
+def outbox_claim(row_id: int, written: Outbox | None = None) -> Outbox | None:
+    """The row, claimed; None when it is sent or another sender holds it. `written`: the row
+    as its transaction wrote it, returned instead of being read again (what a sender uses of
+    it, kind, decision and payload, never changes)."""
     now = timezone.now()
     claimed = (
         Outbox.objects.filter(pk=row_id, sent_at__isnull=True)
         .filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=now - lease()))
         .update(claimed_at=now, attempts=F("attempts") + 1)
     )
-    return Outbox.objects.get(pk=row_id) if claimed else None
+    if not claimed:
+        return None
+    return written if written is not None else Outbox.objects.get(pk=row_id)
 
 
 def outbox_done(row: Outbox, *, last_error: str = "") -> None:
@@ -117,8 +128,8 @@ def outbox_retry_later(row: Outbox, error: str, delay: timedelta) -> None:
     )
 
 
-def outbox_push(row_id: int) -> bool:
-    row = outbox_claim(row_id)
+def outbox_push(row_id: int, written: Outbox | None = None) -> bool:
+    row = outbox_claim(row_id, written)
     if row is None:
         return False
     payload = dict(row.payload)

@@ -381,7 +381,9 @@ def _record_validations(
             conflicts_from_validation(report.body["contradictions"], zone=decision.zone)
     # Their own tasks would find them validated: the workers drop them unrun.
     transaction.on_commit(partial(_skip_validations, [d.pk for d, _ in judged]))
-    tokens = webhook_tokens({d.proposed_by_id for d, _ in judged})
+    # Only a released or blocked answer tells the agent's webhook; one a person must approve
+    # tells it later, so a batch of those reads no tokens (an empty set: no query).
+    tokens = webhook_tokens({d.proposed_by_id for d, r in judged if r.gate != Gate.REQUIRED})
     for decision, report in judged:
         seconds = (report.created_at - decision.created_at).total_seconds()
         transaction.on_commit(partial(VALIDATION_SECONDS.observe, seconds))

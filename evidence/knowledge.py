@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext
 
@@ -234,6 +234,19 @@ def conflicts_from_validation(contradictions: Iterable[Mapping[str, Any]], *, zo
             continue
         found.append(Disagreement(paragraphs[one], paragraphs[two], "hard", CITATIONS_DISAGREE, ()))
     return _store(_not_overrides(found), zone=zone, found_by="validation")
+
+
+def held_back() -> Exists:
+    """Whether an open conflict that holds answers back names the paragraph: an annotation
+    for a query of paragraphs, so that the few it marks are the only ones `open_conflicts`
+    reads, and a validation citing undisputed paragraphs asks no more."""
+    return Exists(
+        KnowledgeConflict.objects.filter(
+            Q(first_id=OuterRef("pk")) | Q(second_id=OuterRef("pk")),
+            resolved_at__isnull=True,
+            kind__in=HOLDING,
+        )
+    )
 
 
 def open_conflicts(paragraph_ids: Iterable[int]) -> dict[int, list[KnowledgeConflict]]:
