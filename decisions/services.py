@@ -18,7 +18,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Case, Exists, OuterRef, Q, When
 from django.utils import timezone
 from django.utils.translation import gettext, ngettext
 from django_fsm import ConcurrentTransition, TransitionNotAllowed
@@ -323,15 +323,20 @@ def _validate_together(
     nobody holds; evaluate and record every one still proposed. The decision as stored."""
     with _zone_change(decision.zone):
         rows = Decision.objects.select_for_update(skip_locked=not wait, of=("self",))
-        own = rows.filter(pk=decision.pk).first()
-        batch = [own] if own is not None and own.state == State.PROPOSED else []
         if others:
-            batch += (
+            # One statement locks it and the others: it first, whatever its state, then the
+            # oldest proposed ones of its zone that nobody holds.
+            taken = list(
                 rows.select_related("bundle")
-                .filter(zone=decision.zone, state=State.PROPOSED)
-                .exclude(pk=decision.pk)
-                .order_by("pk")[:others]
+                .filter(Q(pk=decision.pk) | Q(zone=decision.zone, state=State.PROPOSED))
+                .order_by(Case(When(pk=decision.pk, then=0), default=1), "pk")[: others + 1]
             )
+        else:
+            taken = list(rows.filter(pk=decision.pk))
+        own = taken[0] if taken and taken[0].pk == decision.pk else None
+        if own is None:
+            taken = taken[:others]  # another run holds it: just the others
+        batch = [d for d in taken if d.state == State.PROPOSED]
         if own is not None:
             own.bundle = decision.bundle  # immutable: the one read before, not read again
         if not batch:
