@@ -39,6 +39,7 @@ from decisions.models import (
     State,
 )
 from decisions.outbox import (
+    outbox_push_after_commit,
     outbox_send_after_commit,
     outbox_webhook,
     webhook_token,
@@ -135,14 +136,19 @@ def summary(decision: Decision) -> dict[str, Any]:
     }
 
 
-def _push(decision: Decision, kind: str) -> None:
-    outbox_send_after_commit(
-        Outbox.objects.create(
-            kind=Outbox.Kind.PUSH,
-            decision=decision,
-            payload={"type": kind, "zone": decision.zone, "decision": summary(decision)},
-        )
+def _push(decision: Decision, kind: str, *, into: list[Outbox] | None = None) -> None:
+    """Tell the zone's reviewer screens after commit. `into`: a batch's list, written and
+    sent with the others' (`outbox.outbox_push_after_commit`) instead of one by one."""
+    row = Outbox(
+        kind=Outbox.Kind.PUSH,
+        decision=decision,
+        payload={"type": kind, "zone": decision.zone, "decision": summary(decision)},
     )
+    if into is not None:
+        into.append(row)
+        return
+    row.save(force_insert=True)
+    outbox_send_after_commit(row)
 
 
 def _log_after_commit(message: str, *, level: int = logging.INFO, **fields: Any) -> None:
@@ -389,6 +395,7 @@ def _record_validations(
     # Only a released or blocked answer tells the agent's webhook; one a person must approve
     # tells it later, so a batch of those reads no tokens (an empty set: no query).
     tokens = webhook_tokens({d.proposed_by_id for d, r in judged if r.gate != Gate.REQUIRED})
+    pushes: list[Outbox] = []  # the reviewers' screens hear of each queued answer after commit
     for decision, report in judged:
         seconds = (report.created_at - decision.created_at).total_seconds()
         transaction.on_commit(partial(VALIDATION_SECONDS.observe, seconds))
@@ -404,11 +411,16 @@ def _record_validations(
         events.decision_validated(decision, report)
         _log_after_commit("decision validated", decision_id=decision.pk, gate=report.gate)
         _route(
-            decision, report, policy.values.review_sla_hours, tokens.get(decision.proposed_by_id)
+            decision,
+            report,
+            policy.values.review_sla_hours,
+            tokens.get(decision.proposed_by_id),
+            pushes=pushes,
         )
         # One UPDATE each: Django's bulk_update builds a CASE per field and row, which cost
         # more CPU than the statements it saves (py-spy, bench/bench_pipeline.py).
         decision.save(update_fields=VALIDATED_FIELDS)
+    outbox_push_after_commit(Outbox.objects.bulk_create(pushes))
 
 
 # What validating and routing a decision may change.
@@ -448,7 +460,12 @@ def _refusal(report: ValidationReport) -> dict[str, Any]:
 
 
 def _route(
-    decision: Decision, report: ValidationReport, sla_hours: float, webhook: ApiToken | None
+    decision: Decision,
+    report: ValidationReport,
+    sla_hours: float,
+    webhook: ApiToken | None,
+    *,
+    pushes: list[Outbox] | None = None,
 ) -> None:
     if report.gate in (Gate.AUTO, Gate.FLAGGED):
         # The rate the report was judged under (a report older than the field: all of them),
@@ -469,7 +486,7 @@ def _route(
         decision.due_at = timezone.now() + timedelta(hours=sla_hours)
         _transition(decision, "require_approval")
         events.decision_queued(decision)
-        _push(decision, "decision.added")
+        _push(decision, "decision.added", into=pushes)
         _log_after_commit("decision routed", decision_id=decision.pk, to="reviewer queue")
     else:
         decision.refusal = _refusal(report)

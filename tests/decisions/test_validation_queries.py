@@ -18,7 +18,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from decisions import services, tasks
-from decisions.models import Decision
+from decisions.models import Decision, Outbox
+from decisions.signals import queue_event
 from graph import tasks as graph_tasks
 from tests.decisions.conftest import GOOD, UNVERIFIABLE, cite
 
@@ -133,3 +134,38 @@ def test_four_waiting_answers_validated_together_cost_little_more_than_one(
     assert [states[i] for i in ids] == ["completed", "completed", "approval_required", "completed"]
     assert sum('FROM "evidence_paragraph"' in sql for sql in asked) == 1
     at_most(BATCH_OF_FOUR, asked)
+
+
+@pytest.mark.django_db
+def test_a_batch_tells_the_reviewers_of_each_answer_it_queues_in_one_claim_and_one_sent(
+    policy_doc: Any,
+    lenient: None,
+    submit: Callable[..., Any],
+    held_tasks: list[Task],
+    worker: Callable[[Task], list[str]],
+    settings: Any,
+) -> None:
+    # given four answers waiting in one zone, each for a reviewer, and the zone's screens
+    settings.MARIA_VALIDATION_BATCH = 4
+    heard: list[dict[str, Any]] = []
+
+    def listen(sender: Any, zone: Any, event: dict[str, Any], **kwargs: Any) -> None:
+        heard.append(event)
+
+    queue_event.connect(listen, dispatch_uid="test-heard")
+    try:
+        for _ in range(4):
+            submit(answer(UNVERIFIABLE, policy_doc))
+        ids = [decision_id for decision_id, _ in held_tasks[-4:]]
+        heard.clear()
+        # when the first one's task runs, taking the others along
+        asked = worker(held_tasks[-4])
+    finally:
+        queue_event.disconnect(dispatch_uid="test-heard")
+    # then the screens heard of each queued answer once, and every push row is sent
+    assert sorted(e["decision"]["id"] for e in heard) == ids
+    assert {e["type"] for e in heard} == {"decision.added"}
+    assert not Outbox.objects.filter(decision_id__in=ids, sent_at__isnull=True).exists()
+    # in one insert, one claim and one "sent" for the four, not four of each
+    outbox = [sql for sql in asked if '"decisions_outbox"' in sql.split("(")[0]]
+    assert [sql.split()[0] for sql in outbox] == ["INSERT", "UPDATE", "UPDATE"]
