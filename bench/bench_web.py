@@ -479,10 +479,10 @@ def drive() -> None:
     steps: dict[str, list[float]] = defaultdict(list)  # ms of each step of outbox_push
     dispatch = outbox.outbox_dispatch
 
-    def stamped_dispatch(row_id: int) -> None:
+    def stamped_dispatch(row_id: int, *written: Any) -> None:
         # the first after-commit callback of decision_validate: COMMIT has just returned
         committed[row_id] = time.monotonic_ns()
-        dispatch(row_id)
+        dispatch(row_id, *written)
 
     def timed_step(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         def run(*args: Any) -> Any:

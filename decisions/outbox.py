@@ -12,6 +12,7 @@ are built from their decision when they are sent.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -37,8 +38,9 @@ def lease() -> timedelta:
 
 
 def outbox_send_after_commit(row: Outbox) -> None:
-    row_id = row.pk
-    transaction.on_commit(lambda: outbox_dispatch(row_id))
+    # The row as this transaction wrote it: its kind and payload never change, so the send
+    # after commit claims it without reading it back (two queries a push, not four).
+    transaction.on_commit(lambda: outbox_dispatch(row.pk, row))
 
 
 def webhook_tokens(user_ids: set[int]) -> dict[int, ApiToken]:
@@ -88,22 +90,32 @@ def webhook_message(row: Outbox) -> tuple[str, dict[str, Any]]:
     return f"msg_outbox_{row.pk}", dict(message)
 
 
-def outbox_dispatch(row_id: int) -> None:
-    kind = Outbox.objects.filter(pk=row_id).values_list("kind", flat=True).first()
+def outbox_dispatch(row_id: int, written: Outbox | None = None) -> None:
+    """Send row `row_id`; `written`: the row as its transaction wrote it, when at hand."""
+    kind: str | None = (
+        written.kind
+        if written is not None
+        else Outbox.objects.filter(pk=row_id).values_list("kind", flat=True).first()
+    )
     if kind == Outbox.Kind.PUSH:
-        outbox_push(row_id)
+        outbox_push(row_id, written)
     elif kind == Outbox.Kind.WEBHOOK:
         webhook_due.send(sender=Outbox, outbox_id=row_id)
 
 
-def outbox_claim(row_id: int) -> Outbox | None:
+def outbox_claim(row_id: int, written: Outbox | None = None) -> Outbox | None:
+    """The row, claimed; None when it is sent or another sender holds it. `written`: the row
+    as its transaction wrote it, returned instead of being read again (what a sender uses of
+    it, kind, decision and payload, never changes)."""
     now = timezone.now()
     claimed = (
         Outbox.objects.filter(pk=row_id, sent_at__isnull=True)
         .filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=now - lease()))
         .update(claimed_at=now, attempts=F("attempts") + 1)
     )
-    return Outbox.objects.get(pk=row_id) if claimed else None
+    if not claimed:
+        return None
+    return written if written is not None else Outbox.objects.get(pk=row_id)
 
 
 def outbox_done(row: Outbox, *, last_error: str = "") -> None:
@@ -117,10 +129,44 @@ def outbox_retry_later(row: Outbox, error: str, delay: timedelta) -> None:
     )
 
 
-def outbox_push(row_id: int) -> bool:
-    row = outbox_claim(row_id)
-    if row is None:
+def outbox_push(row_id: int, written: Outbox | None = None) -> bool:
+    row = outbox_claim(row_id, written)
+    if row is None or not _publish(row):
         return False
+    outbox_done(row)
+    return True
+
+
+def outbox_push_after_commit(rows: Sequence[Outbox]) -> None:
+    """Send the pushes a transaction wrote together once it commits (`outbox_push_many`)."""
+    written = list(rows)
+    if written:
+        transaction.on_commit(lambda: outbox_push_many(written))
+
+
+def outbox_push_many(rows: Sequence[Outbox]) -> int:
+    """Claim, publish and finish pushes just written, with one claim and one "sent" for all
+    of them, not two queries each: a batch of validations tells the reviewers' screens of
+    each answer it queues. A row another sender holds is left to it. How many were sent."""
+    now = timezone.now()
+    ids = [row.pk for row in rows]
+    claimed = (
+        Outbox.objects.filter(pk__in=ids, sent_at__isnull=True)
+        .filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=now - lease()))
+        .update(claimed_at=now, attempts=F("attempts") + 1)
+    )
+    if claimed < len(ids):  # some were taken by another sender: this one's bear its moment
+        mine = set(Outbox.objects.filter(pk__in=ids, claimed_at=now).values_list("pk", flat=True))
+        rows = [row for row in rows if row.pk in mine]
+    sent = [row.pk for row in rows if _publish(row)]
+    if sent:
+        Outbox.objects.filter(pk__in=sent).update(sent_at=timezone.now(), last_error="")
+    return len(sent)
+
+
+def _publish(row: Outbox) -> bool:
+    """Hand a claimed push to the channel layer; when the layer is down, leave the row to the
+    sweep and say False."""
     payload = dict(row.payload)
     zone = Coordinate.parse(payload.pop("zone"))
     try:
@@ -128,11 +174,10 @@ def outbox_push(row_id: int) -> bool:
     except Exception as error:  # the layer is down: keep the row for the sweep
         log.warning(
             "push failed",
-            extra={"outbox_id": row_id, "decision_id": row.decision_id, "error": str(error)},
+            extra={"outbox_id": row.pk, "decision_id": row.decision_id, "error": str(error)},
         )
         outbox_retry_later(row, str(error), timedelta(seconds=5))
         return False
-    outbox_done(row)
     return True
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Case, Exists, OuterRef, Q, When
 from django.utils import timezone
 from django.utils.translation import gettext, ngettext
 from django_fsm import ConcurrentTransition, TransitionNotAllowed
@@ -39,6 +39,7 @@ from decisions.models import (
     State,
 )
 from decisions.outbox import (
+    outbox_push_after_commit,
     outbox_send_after_commit,
     outbox_webhook,
     webhook_token,
@@ -135,14 +136,19 @@ def summary(decision: Decision) -> dict[str, Any]:
     }
 
 
-def _push(decision: Decision, kind: str) -> None:
-    outbox_send_after_commit(
-        Outbox.objects.create(
-            kind=Outbox.Kind.PUSH,
-            decision=decision,
-            payload={"type": kind, "zone": decision.zone, "decision": summary(decision)},
-        )
+def _push(decision: Decision, kind: str, *, into: list[Outbox] | None = None) -> None:
+    """Tell the zone's reviewer screens after commit. `into`: a batch's list, written and
+    sent with the others' (`outbox.outbox_push_after_commit`) instead of one by one."""
+    row = Outbox(
+        kind=Outbox.Kind.PUSH,
+        decision=decision,
+        payload={"type": kind, "zone": decision.zone, "decision": summary(decision)},
     )
+    if into is not None:
+        into.append(row)
+        return
+    row.save(force_insert=True)
+    outbox_send_after_commit(row)
 
 
 def _log_after_commit(message: str, *, level: int = logging.INFO, **fields: Any) -> None:
@@ -323,15 +329,20 @@ def _validate_together(
     nobody holds; evaluate and record every one still proposed. The decision as stored."""
     with _zone_change(decision.zone):
         rows = Decision.objects.select_for_update(skip_locked=not wait, of=("self",))
-        own = rows.filter(pk=decision.pk).first()
-        batch = [own] if own is not None and own.state == State.PROPOSED else []
         if others:
-            batch += (
+            # One statement locks it and the others: it first, whatever its state, then the
+            # oldest proposed ones of its zone that nobody holds.
+            taken = list(
                 rows.select_related("bundle")
-                .filter(zone=decision.zone, state=State.PROPOSED)
-                .exclude(pk=decision.pk)
-                .order_by("pk")[:others]
+                .filter(Q(pk=decision.pk) | Q(zone=decision.zone, state=State.PROPOSED))
+                .order_by(Case(When(pk=decision.pk, then=0), default=1), "pk")[: others + 1]
             )
+        else:
+            taken = list(rows.filter(pk=decision.pk))
+        own = taken[0] if taken and taken[0].pk == decision.pk else None
+        if own is None:
+            taken = taken[:others]  # another run holds it: just the others
+        batch = [d for d in taken if d.state == State.PROPOSED]
         if own is not None:
             own.bundle = decision.bundle  # immutable: the one read before, not read again
         if not batch:
@@ -381,7 +392,10 @@ def _record_validations(
             conflicts_from_validation(report.body["contradictions"], zone=decision.zone)
     # Their own tasks would find them validated: the workers drop them unrun.
     transaction.on_commit(partial(_skip_validations, [d.pk for d, _ in judged]))
-    tokens = webhook_tokens({d.proposed_by_id for d, _ in judged})
+    # Only a released or blocked answer tells the agent's webhook; one a person must approve
+    # tells it later, so a batch of those reads no tokens (an empty set: no query).
+    tokens = webhook_tokens({d.proposed_by_id for d, r in judged if r.gate != Gate.REQUIRED})
+    pushes: list[Outbox] = []  # the reviewers' screens hear of each queued answer after commit
     for decision, report in judged:
         seconds = (report.created_at - decision.created_at).total_seconds()
         transaction.on_commit(partial(VALIDATION_SECONDS.observe, seconds))
@@ -397,11 +411,16 @@ def _record_validations(
         events.decision_validated(decision, report)
         _log_after_commit("decision validated", decision_id=decision.pk, gate=report.gate)
         _route(
-            decision, report, policy.values.review_sla_hours, tokens.get(decision.proposed_by_id)
+            decision,
+            report,
+            policy.values.review_sla_hours,
+            tokens.get(decision.proposed_by_id),
+            pushes=pushes,
         )
         # One UPDATE each: Django's bulk_update builds a CASE per field and row, which cost
         # more CPU than the statements it saves (py-spy, bench/bench_pipeline.py).
         decision.save(update_fields=VALIDATED_FIELDS)
+    outbox_push_after_commit(Outbox.objects.bulk_create(pushes))
 
 
 # What validating and routing a decision may change.
@@ -441,7 +460,12 @@ def _refusal(report: ValidationReport) -> dict[str, Any]:
 
 
 def _route(
-    decision: Decision, report: ValidationReport, sla_hours: float, webhook: ApiToken | None
+    decision: Decision,
+    report: ValidationReport,
+    sla_hours: float,
+    webhook: ApiToken | None,
+    *,
+    pushes: list[Outbox] | None = None,
 ) -> None:
     if report.gate in (Gate.AUTO, Gate.FLAGGED):
         # The rate the report was judged under (a report older than the field: all of them),
@@ -462,7 +486,7 @@ def _route(
         decision.due_at = timezone.now() + timedelta(hours=sla_hours)
         _transition(decision, "require_approval")
         events.decision_queued(decision)
-        _push(decision, "decision.added")
+        _push(decision, "decision.added", into=pushes)
         _log_after_commit("decision routed", decision_id=decision.pk, to="reviewer queue")
     else:
         decision.refusal = _refusal(report)

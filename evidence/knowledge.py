@@ -14,7 +14,8 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Q, QuerySet
+from django.db.models import BooleanField, Q, QuerySet
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 from django.utils.translation import gettext
 
@@ -234,6 +235,23 @@ def conflicts_from_validation(contradictions: Iterable[Mapping[str, Any]], *, zo
             continue
         found.append(Disagreement(paragraphs[one], paragraphs[two], "hard", CITATIONS_DISAGREE, ()))
     return _store(_not_overrides(found), zone=zone, found_by="validation")
+
+
+def held_back() -> RawSQL:
+    """Whether an open conflict that holds answers back names the paragraph: an annotation
+    for a query of paragraphs (their own table, not joined), so that the few it marks are
+    the only ones `open_conflicts` reads, and a validation citing undisputed paragraphs asks
+    no more. Written out: Django's Exists(...) cost as much CPU to build, for each
+    validation, as the query it saves; this costs about 1 ms less (read_cited, measured)."""
+    return RawSQL(_HELD_BACK, HOLDING, output_field=BooleanField())  # noqa: S611 - fixed text
+
+
+# One placeholder for each kind in HOLDING.
+_HELD_BACK = (
+    'EXISTS (SELECT 1 FROM "evidence_knowledgeconflict" held'
+    ' WHERE (held.first_id = "evidence_paragraph".id OR held.second_id = "evidence_paragraph".id)'
+    " AND held.resolved_at IS NULL AND held.kind IN (%s, %s))"
+)
 
 
 def open_conflicts(paragraph_ids: Iterable[int]) -> dict[int, list[KnowledgeConflict]]:

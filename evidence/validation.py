@@ -35,7 +35,7 @@ from evidence.grounding import (
     cosine,
 )
 from evidence.judge import JudgeConfig, JudgeVerdict, judge_claim, judge_config
-from evidence.knowledge import open_conflicts
+from evidence.knowledge import held_back, open_conflicts
 from evidence.models import (
     DocumentVersion,
     EvidenceBundle,
@@ -275,9 +275,12 @@ def read_cited(bundles: Sequence[EvidenceBundle]) -> Cited:
         .select_related("document__zone")
     )
     # The cited spans are embedded afresh, so the stored vectors stay in the database.
-    paragraphs = Paragraph.objects.filter(version__in=versions, number__in=numbers)
-    cited = {(p.version_id, p.number): p for p in paragraphs.defer("embedding")}
-    disputed = open_conflicts(p.pk for p in cited.values())
+    paragraphs = Paragraph.objects.filter(version__in=versions, number__in=numbers).annotate(
+        held_back=held_back()
+    )
+    marked = {(p.version_id, p.number): p for p in paragraphs.defer("embedding")}
+    disputed = open_conflicts(p.pk for p in marked.values() if p.held_back)
+    cited: CitedParagraphs = dict(marked)
     found: Versions = {}
     for row in versions:
         found[(row.document_id, row.version)] = row
