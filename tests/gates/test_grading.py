@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 
 import numpy as np
 import pytest
@@ -79,12 +78,6 @@ def test_grade_rejects_bad_thresholds_naming_them(
 ) -> None:
     with pytest.raises(ValueError, match=problem):
         grade(*args)
-
-
-def test_grade_reads_confidences_stored_as_decimals() -> None:
-    # A decimal column hands the stored confidences back as Decimal: they grade as numbers.
-    assert _grade(0.8, [Decimal("0.95"), Decimal("0.91")]) == "auto"
-    assert _grade(0.8, [Decimal("0.95"), Decimal("0.5")]) == "flagged"
 
 
 @st.composite
