@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from graph.core.matrix import GraphIndex, symmetric_graph
-from graph.core.types import EDGE_TYPES, EdgeType
+from graph.core.types import EDGE_TYPES, EdgeType, edge_code
 
 STALE = 0.5
 
@@ -145,3 +145,13 @@ def test_typed_edges_carry_effective_weights_and_times() -> None:
     assert edges.weight.tolist() == [0.4, 0.5]
     assert edges.time.tolist() == [3.0, 5.0]
     assert [EDGE_TYPES[c] for c in edges.edge_type] == [EdgeType.CAUSED_BY, EdgeType.APPROVED_BY]
+
+
+def test_an_edge_type_code_outside_the_vocabulary_is_refused() -> None:
+    last = len(EDGE_TYPES) - 1
+    assert edge_code(last) == last
+    assert edge_code(EDGE_TYPES[last].value) == last
+    with pytest.raises(ValueError, match=rf"^unknown edge type code {last + 1}$"):
+        edge_code(last + 1)
+    with pytest.raises(ValueError, match=r"^unknown edge type code -1$"):
+        edge_code(-1)
