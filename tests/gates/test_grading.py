@@ -69,7 +69,7 @@ def test_weak_items_do_not_matter_below_tau() -> None:
         ((0.5, [0.9], math.nan, 0.3, 0.4), "tau must be a finite number in"),
         ((0.5, [0.9], 0.7, -0.1, 0.4), "floor must be a finite number in"),
         ((0.5, [0.9], 0.7, 0.3, 1.2), "refusal_floor must be a finite number in"),
-        ((0.8, [math.nan], 0.7, 0.3, 0.4), r"confidence must be finite \(no NaN or infinity\)"),
+        ((0.8, [math.nan], 0.7, 0.3, 0.4), r"^confidence must be finite \(no NaN or infinity\)"),
         ((0.8, [[0.9, 0.8]], 0.7, 0.3, 0.4), r"confidence must be a 1-d sequence, got shape"),
     ],
 )
