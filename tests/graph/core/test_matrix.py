@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
-from graph.core.matrix import GraphIndex, symmetric_graph
+from graph.core.matrix import GraphIndex, as_csr, symmetric_graph
 from graph.core.types import EDGE_TYPES, EdgeType, edge_code
 
 STALE = 0.5
@@ -155,3 +156,55 @@ def test_an_edge_type_code_outside_the_vocabulary_is_refused() -> None:
         edge_code(last + 1)
     with pytest.raises(ValueError, match=r"^unknown edge type code -1$"):
         edge_code(-1)
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        [[0, 2], [1, 0]],  # a dense integer matrix
+        sp.coo_array(np.array([[0, 2], [1, 0]])),  # another sparse format
+        sp.csr_array(np.array([[0, 2], [1, 0]])),  # CSR, but integer
+    ],
+)
+def test_any_adjacency_is_read_as_a_float_csr_with_its_weights(given: object) -> None:
+    csr = as_csr(given)  # type: ignore[arg-type]
+    assert isinstance(csr, sp.csr_array)
+    assert csr.dtype == np.float64
+    assert csr.toarray().tolist() == [[0.0, 2.0], [1.0, 0.0]]
+
+
+def test_a_repeated_entry_is_summed_once() -> None:
+    # two stored entries for (0, 1), as a hand-built CSR may carry
+    repeated = sp.csr_array(
+        (np.array([0.5, 0.25]), np.array([1, 1]), np.array([0, 2, 2])), shape=(2, 2)
+    )
+    csr = as_csr(repeated)
+    assert csr.nnz == 1
+    assert csr.has_canonical_format
+    assert csr[0, 1] == pytest.approx(0.75)
+
+
+def test_a_non_square_adjacency_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"^adjacency must be square, got \(2, 3\)$"):
+        as_csr(np.zeros((2, 3)))
+
+
+def test_an_edge_removed_without_its_type_is_the_default_one() -> None:
+    index = GraphIndex()
+    index.add_edge("a", "b")
+    index.add_edge("a", "b", EdgeType.REFERENCES, confidence=0.5)
+    assert index.remove_edge("a", "b")
+    assert index.edge_weight("a", "b", 0) == 0.0  # gone, and an absent edge weighs nothing
+    assert index.edge_weight("a", "b", EdgeType.REFERENCES) == 0.5
+    assert not index.remove_edge("a", "b")  # nothing left of that type to remove
+    assert not index.remove_edge("a", "zzz")
+
+
+def test_typed_edges_name_their_rows_and_the_graph_size() -> None:
+    index = GraphIndex()
+    index.add_node("lonely")
+    index.add_edge("a", "b")
+    edges = index.typed_edges()
+    rows = (index.row_of("a"), index.row_of("b"))
+    assert (edges.src.tolist(), edges.dst.tolist()) == ([rows[0]], [rows[1]])
+    assert edges.n_nodes == 3
