@@ -208,3 +208,11 @@ def test_typed_edges_name_their_rows_and_the_graph_size() -> None:
     rows = (index.row_of("a"), index.row_of("b"))
     assert (edges.src.tolist(), edges.dst.tolist()) == ([rows[0]], [rows[1]])
     assert edges.n_nodes == 3
+
+
+def test_changing_an_edge_that_is_not_there_names_it() -> None:
+    index = GraphIndex()
+    index.add_edge("a", "b")
+    with pytest.raises(KeyError) as missing:
+        index.set_confidence("a", "b", EdgeType.REFERENCES, 0.5)
+    assert missing.value.args == (("a", "b", "references"),)
