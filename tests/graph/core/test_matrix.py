@@ -216,3 +216,35 @@ def test_changing_an_edge_that_is_not_there_names_it() -> None:
     with pytest.raises(KeyError) as missing:
         index.set_confidence("a", "b", EdgeType.REFERENCES, 0.5)
     assert missing.value.args == (("a", "b", "references"),)
+
+
+def test_a_bulk_build_without_weights_gives_whole_fresh_edges_of_the_first_type() -> None:
+    edges = GraphIndex.from_edges(["a", "b"], ["b", "c"]).typed_edges()
+    assert edges.weight.tolist() == [1.0, 1.0]
+    assert edges.time.tolist() == [0.0, 0.0]
+    assert [EDGE_TYPES[c] for c in edges.edge_type] == [EDGE_TYPES[0]] * 2
+
+
+def test_a_bulk_build_keeps_each_edges_type_time_and_last_weight() -> None:
+    index = GraphIndex.from_edges(
+        ["a", "a", "a"],
+        ["b", "b", "b"],
+        [0.3, 0.9, 0.6],
+        edge_type=[EdgeType.CAUSED_BY, EdgeType.CAUSED_BY, EdgeType.REFERENCES],
+        time=[1.0, 2.0, 7.0],
+    )
+    assert index.edge_weight("a", "b", EdgeType.CAUSED_BY) == 0.9  # the later duplicate
+    assert index.edge_weight("a", "b", EdgeType.REFERENCES) == 0.6
+    edges = index.typed_edges()
+    assert sorted(zip(edges.time.tolist(), edges.weight.tolist(), strict=True)) == [
+        (2.0, 0.9),
+        (7.0, 0.6),
+    ]
+
+
+def test_a_graph_past_the_key_layout_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    import graph.core.matrix as matrix
+
+    monkeypatch.setattr(matrix, "_MAX_ROWS", 2)  # 2^28 rows would take gigabytes to build
+    with pytest.raises(ValueError, match=r"^too many nodes for the edge key layout$"):
+        GraphIndex.from_edges(["a", "b"], ["b", "c"])
