@@ -248,3 +248,17 @@ def test_a_graph_past_the_key_layout_is_refused(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(matrix, "_MAX_ROWS", 2)  # 2^28 rows would take gigabytes to build
     with pytest.raises(ValueError, match=r"^too many nodes for the edge key layout$"):
         GraphIndex.from_edges(["a", "b"], ["b", "c"])
+
+
+def test_a_node_without_edges_keeps_its_row_in_a_bulk_build() -> None:
+    index = GraphIndex.from_edges(["a"], ["b"], node_ids=["a", "b", "lonely"])
+    assert index.adjacency.shape == (3, 3)
+
+
+def test_only_a_bulk_build_or_a_large_change_rebuilds_the_whole_matrix() -> None:
+    index = GraphIndex.from_edges(["a"], ["b"])
+    assert index.full_rebuilds == 1
+    for k in range(300):  # more touched pairs than a patch handles
+        index.add_edge(f"n{k}", f"n{k + 1}")
+    assert index.adjacency.nnz == 301
+    assert index.full_rebuilds == 2
