@@ -248,6 +248,10 @@ def test_a_graph_past_the_key_layout_is_refused(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(matrix, "_MAX_ROWS", 2)  # 2^28 rows would take gigabytes to build
     with pytest.raises(ValueError, match=r"^too many nodes for the edge key layout$"):
         GraphIndex.from_edges(["a", "b"], ["b", "c"])
+    index = GraphIndex()
+    index.add_edge("a", "b")  # rows 0 and 1 fit
+    with pytest.raises(ValueError, match=r"^too many nodes for the edge key layout$"):
+        index.add_node("c")
 
 
 def test_a_node_without_edges_keeps_its_row_in_a_bulk_build() -> None:
@@ -262,3 +266,11 @@ def test_only_a_bulk_build_or_a_large_change_rebuilds_the_whole_matrix() -> None
         index.add_edge(f"n{k}", f"n{k + 1}")
     assert index.adjacency.nnz == 301
     assert index.full_rebuilds == 2
+
+
+def test_an_edge_added_without_type_or_time_is_of_the_first_type_at_time_zero() -> None:
+    index = GraphIndex()
+    index.add_edge("a", "b")
+    edges = index.typed_edges()
+    assert [EDGE_TYPES[c] for c in edges.edge_type] == [EDGE_TYPES[0]]
+    assert edges.time.tolist() == [0.0]
