@@ -274,3 +274,18 @@ def test_an_edge_added_without_type_or_time_is_of_the_first_type_at_time_zero() 
     edges = index.typed_edges()
     assert [EDGE_TYPES[c] for c in edges.edge_type] == [EDGE_TYPES[0]]
     assert edges.time.tolist() == [0.0]
+
+
+def test_the_cached_views_follow_every_change() -> None:
+    index = GraphIndex()
+    index.add_edge("a", "b", confidence=0.5)
+    assert index.transposed().toarray().tolist() == [[0.0, 0.0], [0.5, 0.0]]
+    assert index.symmetric().sym.toarray().tolist() == [[0.0, 0.5], [0.5, 0.0]]
+    index.add_edge("b", "c")
+    assert len(index.typed_edges()) == 2
+    assert index.transposed().toarray().tolist() == [
+        [0.0, 0.0, 0.0],
+        [0.5, 0.0, 0.0],
+        [0.0, 1.0, 0.0],
+    ]
+    assert index.symmetric().degree.tolist() == [0.5, 1.5, 1.0]
