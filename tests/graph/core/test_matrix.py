@@ -289,3 +289,19 @@ def test_the_cached_views_follow_every_change() -> None:
         [0.0, 1.0, 0.0],
     ]
     assert index.symmetric().degree.tolist() == [0.5, 1.5, 1.0]
+
+
+def test_a_stale_edge_may_keep_all_or_none_of_its_weight_but_no_more() -> None:
+    for factor in (0.0, 1.0):
+        index = GraphIndex(stale_factor=factor)
+        index.add_edge("a", "b")
+        index.mark_stale("a", "b", 0)
+        assert index.edge_weight("a", "b", 0) == factor
+    with pytest.raises(ValueError, match=r"^stale_factor must lie in \[0, 1\]$"):
+        GraphIndex(stale_factor=1.5)
+
+
+def test_an_empty_index_has_empty_views() -> None:
+    index = GraphIndex()
+    assert index.transposed().shape == (0, 0)
+    assert index.symmetric().n_nodes == 0
