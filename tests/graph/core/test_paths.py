@@ -196,3 +196,40 @@ def test_causal_subgraph_strength_is_the_best_path_weight() -> None:
 def test_edge_weights_outside_unit_interval_are_rejected() -> None:
     with pytest.raises(ValueError, match=r"\(0, 1\]"):
         CausalGraph.from_arrays([0], [1], [EDGE_CODE[EdgeType.CAUSED_BY]], [1.5])
+
+
+def test_a_repeat_pattern_accepts_only_its_own_types_in_one_state() -> None:
+    causal = EdgePattern.repeat_of([EdgeType.CAUSED_BY, EdgeType.DEPENDS_ON])
+    assert causal.n_states == 1
+    assert causal.matches([])
+    assert causal.matches([EdgeType.CAUSED_BY, EdgeType.DEPENDS_ON, EdgeType.CAUSED_BY])
+    assert not causal.matches([EdgeType.CAUSED_BY, EdgeType.REFERENCES])
+    anything = EdgePattern.any_sequence()
+    assert anything.n_states == 1
+    assert anything.matches([])
+    assert anything.matches(list(EdgeType))
+
+
+def test_causal_edge_weights_may_reach_one_but_not_zero() -> None:
+    caused_by = EDGE_CODE[EdgeType.CAUSED_BY]
+    assert CausalGraph.from_arrays([0], [1], [caused_by], [1.0]).n_nodes == 2
+    with pytest.raises(ValueError, match=r"^causal edge weights must lie in \(0, 1\]$"):
+        CausalGraph.from_arrays([0], [1], [caused_by], [0.0])
+
+
+def test_a_causal_subgraph_threshold_lies_in_zero_to_one_and_defaults_to_a_tenth() -> None:
+    # 0 <- 1 <- 2 by caused_by at 0.5 each: the path 0-1-2 has strength 0.25, above 0.1
+    graph = CausalGraph.from_arrays([0, 1], [1, 2], [EdgeType.CAUSED_BY] * 2, [0.5, 0.5])
+    assert sorted(causal_subgraph(graph, 0, time_order="any").edges.tolist()) == [0, 1]
+    assert causal_subgraph(graph, 0, min_weight=1.0, time_order="any").edges.tolist() == []
+    for bad in (0.0, 1.5):
+        with pytest.raises(ValueError, match=r"^min_weight must lie in \(0, 1\]$"):
+            causal_subgraph(graph, 0, min_weight=bad)
+    with pytest.raises(ValueError, match=r"^unknown time order 'sideways'$"):
+        causal_subgraph(graph, 0, time_order="sideways")  # type: ignore[arg-type]
+
+
+def test_a_causal_graph_may_be_sized_for_nodes_without_edges() -> None:
+    graph = CausalGraph.from_arrays([0], [1], [EdgeType.CAUSED_BY], [0.9], n_nodes=5)
+    assert graph.n_nodes == 5
+    assert causal_subgraph(graph, 4).edges.tolist() == []
