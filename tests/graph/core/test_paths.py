@@ -222,6 +222,9 @@ def test_a_causal_subgraph_threshold_lies_in_zero_to_one_and_defaults_to_a_tenth
     graph = CausalGraph.from_arrays([0, 1], [1, 2], [EdgeType.CAUSED_BY] * 2, [0.5, 0.5])
     assert sorted(causal_subgraph(graph, 0, time_order="any").edges.tolist()) == [0, 1]
     assert causal_subgraph(graph, 0, min_weight=1.0, time_order="any").edges.tolist() == []
+    # a path exactly as strong as the threshold is kept
+    exact = causal_subgraph(graph, 0, min_weight=0.25, time_order="any")
+    assert sorted(exact.edges.tolist()) == [0, 1]
     for bad in (0.0, 1.5):
         with pytest.raises(ValueError, match=r"^min_weight must lie in \(0, 1\]$"):
             causal_subgraph(graph, 0, min_weight=bad)
