@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from graph.core.matrix import GraphIndex
 from graph.core.paths import CausalGraph, EdgePattern, best_causal_path, causal_subgraph
 from graph.core.types import EDGE_CODE, EdgeType
 
@@ -236,3 +237,18 @@ def test_a_causal_graph_may_be_sized_for_nodes_without_edges() -> None:
     graph = CausalGraph.from_arrays([0], [1], [EdgeType.CAUSED_BY], [0.9], n_nodes=5)
     assert graph.n_nodes == 5
     assert causal_subgraph(graph, 4).edges.tolist() == []
+
+
+def test_a_causal_graph_from_the_index_drops_weightless_edges_and_caps_weights_at_one() -> None:
+    index = GraphIndex()
+    index.add_node("outcome")
+    index.add_edge("outcome", "cause", EdgeType.CAUSED_BY, base_weight=2.0, time=4.0)
+    index.add_edge("outcome", "nothing", EdgeType.CAUSED_BY, confidence=0.0)
+    index.add_node("lonely")
+    graph = CausalGraph.from_edges(index.typed_edges())
+    assert graph.n_nodes == 4
+    assert graph.src_of_edge.tolist() == [index.row_of("outcome")]
+    assert graph.dst_of_edge.tolist() == [index.row_of("cause")]
+    assert graph.weight_of_edge.tolist() == [1.0]
+    assert graph.type_of_edge.tolist() == [EDGE_CODE[EdgeType.CAUSED_BY]]
+    assert graph.time.tolist() == [4.0]
