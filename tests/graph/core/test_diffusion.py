@@ -317,3 +317,40 @@ def test_local_push_counts_every_node_it_pushed() -> None:
     assert ppr_push(link, 0, 0.85, 0.5).pushes == 5
     lonely = ppr_push(np.zeros((2, 2)), 1, 0.85, 0.5)
     assert (lonely.pushes, lonely.eps) == (0, 0.5)
+
+
+def test_causal_accuracy_of_one_hop_count_is_a_number_and_of_several_an_array() -> None:
+    one = causal_accuracy(1.0, 2.0, 0.5)
+    assert isinstance(one, float)
+    assert one == pytest.approx(2.0 * math.log(2.0) - 0.5)
+    several = causal_accuracy([0.0, 1.0], 2.0, 0.5)
+    assert isinstance(several, np.ndarray)
+    np.testing.assert_allclose(several, [0.0, 2.0 * math.log(2.0) - 0.5])
+
+
+def test_hop_and_gap_inputs_are_refused_by_name() -> None:
+    with pytest.raises(ValueError, match=r"^B and N must be > 0 \(C\(h\) has no finite maximum"):
+        optimal_hops(0.0, 1.0)
+    with pytest.raises(ValueError, match=r"^a spectral gap needs at least two nodes$"):
+        spectral_gap(np.zeros((1, 1)))
+    # two linked nodes: Ahat has eigenvalues 1 and -1, so the gap is 2
+    assert spectral_gap(np.array([[0.0, 1.0], [0.0, 0.0]])) == pytest.approx(2.0)
+
+
+def test_the_tolerance_asked_for_is_the_one_solved_to() -> None:
+    rng = np.random.default_rng(13)
+    adjacency, dense = random_graph(rng, 60, 0.08)
+    x = rng.random(60)
+    exact = 0.15 * np.linalg.solve(np.eye(60) - 0.85 * dense_ahat(dense), x)
+    loose = ppr_with_stats(adjacency, x, 0.85, 0.5)
+    np.testing.assert_array_equal(ppr(adjacency, x, 0.85, 0.5), loose.scores)
+    default = ppr_with_stats(adjacency, x)  # tol 1e-8
+    assert np.linalg.norm(default.scores - exact) <= 1e-8 * np.linalg.norm(exact)
+    converged = ppr_power_iteration(adjacency, x)
+    assert 0.0 < converged.residual < 1e-6
+
+
+def test_a_local_push_lists_the_nodes_it_reached_and_its_eps() -> None:
+    pushed = ppr_push(np.array([[0.0, 1.0], [0.0, 0.0]]), 0, 0.85, 0.5)
+    assert pushed.nodes.tolist() == [0, 1]
+    assert pushed.eps == 0.5
