@@ -252,3 +252,26 @@ def test_a_causal_graph_from_the_index_drops_weightless_edges_and_caps_weights_a
     assert graph.weight_of_edge.tolist() == [1.0]
     assert graph.type_of_edge.tolist() == [EDGE_CODE[EdgeType.CAUSED_BY]]
     assert graph.time.tolist() == [4.0]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "message"),
+    [
+        ("caused_by $", r"^bad edge pattern 'caused_by \$' at 9$"),
+        ("caused_by)", r"^bad edge pattern 'caused_by\)': unexpected '\)'$"),
+        ("(caused_by", r"^bad edge pattern '\(caused_by': missing '\)'$"),
+        ("caused_by|*", r"^bad edge pattern 'caused_by\|\*': unexpected '\*'$"),
+    ],
+)
+def test_a_malformed_pattern_is_refused_saying_where(pattern: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        EdgePattern.compile(pattern)
+
+
+def test_a_pattern_keeps_its_source_and_separators_are_optional() -> None:
+    written = "caused_by -> depends_on, caused_by  "
+    compiled = EdgePattern.compile(written)
+    assert compiled.source == written
+    assert compiled.matches([EdgeType.CAUSED_BY, EdgeType.DEPENDS_ON, EdgeType.CAUSED_BY])
+    assert EdgePattern.repeat_of([EdgeType.CAUSED_BY]).source == "repeat"
+    assert EdgePattern.any_sequence().source == ".*"
