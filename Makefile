@@ -6,7 +6,7 @@ PORT ?= 8000
 HOST ?= 127.0.0.1
 PYTEST_ARGS ?=
 
-.PHONY: install run test lint bench migrate clean
+.PHONY: install run test lint bench migrate clean mutate
 
 # Idempotent: reinstalls only when a pyproject.toml changed since the last install. The
 # Python client (clients/python) comes with its LangChain extra: tests/clients test both.
@@ -61,4 +61,13 @@ bench: install
 	@for script in bench/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis mutants
+
+# The pure cores' mutation score (issue 30: >= 90% each). Slow and CPU-bound, so never part
+# of `make test` or CI. One core per run keeps each run bounded: `make mutate CORE=gates.grading`.
+# mutmut copies the packages into mutants/ (git ignores it); `mutmut results` lists survivors.
+CORE ?= evidence.scoring gates.grading graph.core
+MUTATE_CHILDREN ?= 2
+mutate: install
+	@for core in $(CORE); do echo "== $$core"; \
+	  nice -n 10 $(BIN)/mutmut run --max-children $(MUTATE_CHILDREN) "$$core.*" || exit 1; done

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -503,3 +504,222 @@ def test_score_bundle_reads_a_zone_policy() -> None:
     zone = PolicyValues(tau=0.9, delta=0.1)
     score = score_bundle([_claim(2, 0.85)], None, zone)
     assert score.mode == "hedged"
+
+
+# --- what a caller is told when an input is wrong ----------------------------------------
+# A zone admin's policy, a stored report or a what-if run that feeds the math a bad number is
+# told which number and why, word for word, before anything is scored.
+
+NAN = math.nan
+FOUR_EQUAL = (0.25, 0.25, 0.25, 0.25)
+BAD_INPUTS = [
+    (lambda: above_floor([0.5, 1.5]), r"^confidence must lie in \[0, 1\]"),
+    (lambda: above_floor([0.5], floor=1.5), r"^floor must be a finite number in \[0, 1\]"),
+    (lambda: answer_mode(0.5, 1.5, 0.1), r"^tau must be a finite number in \[0, 1\]"),
+    (lambda: answer_mode(1.5, 0.7, 0.1), r"^sufficiency must be a finite number in \[0, 1\]"),
+    (lambda: answer_mode(0.5, 0.7, -0.1), r"^delta must be a finite number >= 0, got -0\.1$"),
+    (lambda: bundle_completeness(2.5, 3, [0.5]), r"^n_items must be a whole number >= 0"),  # type: ignore[arg-type]
+    (lambda: bundle_completeness(-1, 3, [0.5]), r"^n_items must be a whole number >= 0"),
+    (lambda: bundle_completeness(True, 3, [0.5]), r"^n_items must be a whole number >= 0"),
+    (lambda: bundle_completeness(3, True, [0.5]), r"^required evidence must be a whole number"),
+    (lambda: bundle_completeness(3, 3, [1.5]), r"^confidence must lie in \[0, 1\]"),
+    (lambda: check_weights((1.2, -0.2, 0.0, 0.0)), r"must be finite and >= 0, got \(1\.2, -0\.2"),
+    (lambda: cohesion(sparse.csr_array(np.zeros((2, 3)))), r"^adjacency must be a square matrix"),
+    (
+        lambda: cohesion(sparse.csr_array(np.array([[0.0, NAN], [0.0, 0.0]]))),
+        r"^adjacency must be finite \(no NaN or infinity\)$",
+    ),
+    (lambda: cohesion(np.zeros((2, 3))), r"^adjacency must be a square matrix"),
+    (lambda: cohesion_adjusted(0.5, NAN), r"^cohesion must be finite, got nan$"),
+    (lambda: cohesion_adjusted(1.5, 0.5), r"^sufficiency must be a finite number in \[0, 1\]"),
+    (
+        lambda: cohesion_weighted_confidence([1.5], np.zeros((1, 1)), 0.1),
+        r"^confidence must lie in \[0, 1\]",
+    ),
+    (
+        lambda: cohesion_weighted_confidence([0.5], np.zeros((1, 2)), 0.1),
+        r"^adjacency must be a square matrix",
+    ),
+    (
+        lambda: cohesion_weighted_confidence([0.5], np.zeros((2, 2)), 0.1),
+        r"^adjacency is 2x2 but there are 1 confidences$",
+    ),
+    (
+        lambda: cohesion_weighted_confidence([0.5], np.zeros((1, 1)), -0.1),
+        r"^delta \(reinforcement\) must be a finite number >= 0, got -0\.1$",
+    ),
+    (lambda: contradiction_pairs(np.zeros((1, 1)), [1.5], 0.5), r"^confidence must lie in"),
+    (lambda: contradiction_pairs(np.zeros((1, 2)), [0.5], 0.5), r"^adjacency must be a square"),
+    (
+        lambda: contradiction_pairs(np.zeros((2, 2)), [0.5], 0.5),
+        r"^adjacency is 2x2 but there are 1 confidences$",
+    ),
+    (
+        lambda: contradiction_pairs(np.zeros((1, 1)), [0.5], 1.5),
+        r"^min_confidence must be a finite number in \[0, 1\]",
+    ),
+    (
+        lambda: document_age_days(datetime(2025, 1, 1), datetime(2025, 1, 2, tzinfo=UTC)),  # noqa: DTZ001
+        r"^effective and as_of must be timezone-aware datetimes$",
+    ),
+    (lambda: hallucination_bundled(1.5, 0.5), r"^h_raw must be a finite number in \[0, 1\]"),
+    (lambda: hallucination_bundled(0.2, 1.5), r"^completeness must be a finite number in"),
+    (lambda: item_confidence([1.5], [0.5], [0.5], [0.5], FOUR_EQUAL), r"^similarity must lie"),
+    (lambda: item_confidence([0.5], [1.5], [0.5], [0.5], FOUR_EQUAL), r"^coverage must lie"),
+    (lambda: item_confidence([0.5], [0.5], [1.5], [0.5], FOUR_EQUAL), r"^recency must lie"),
+    (lambda: item_confidence([0.5], [0.5], [0.5], [1.5], FOUR_EQUAL), r"^authority must lie"),
+    (
+        lambda: item_confidence([0.5], [0.5, 0.5], [0.5], [0.5], FOUR_EQUAL),
+        r"^similarity, coverage, recency and authority must have the same length, got 1, 2, 1, 1$",
+    ),
+    (lambda: recency(NAN), r"^age_days must be finite, got nan$"),
+    (lambda: recency(10.0, half_life_days=0.0), r"^half_life_days must be a positive number"),
+    (lambda: recency(10.0, half_life_days=-5.0), r"^half_life_days must be a positive number"),
+    (lambda: refusal_break_even(NAN, 0.71, 0.5, 5.0), r"^cost_hallucination must be a finite"),
+    (lambda: refusal_break_even(2400.0, 0.71, 0.5, 5.0, NAN), r"^cost_correct must be a finite"),
+    (lambda: refusal_economics(1.5, 2400.0, 0.71, 0.5, 5.0), r"^p_hallucination must be a"),
+    (lambda: refusal_economics(0.1, 2400.0, 1.5, 0.5, 5.0), r"^p_requery must be a finite"),
+    (
+        lambda: refusal_economics(0.1, -1.0, 0.71, 0.5, 5.0),
+        r"^cost_hallucination must be a finite number >= 0, got -1\.0$",
+    ),
+    (lambda: refusal_economics(0.1, 2400.0, 0.71, -0.5, 5.0), r"^cost_requery must be a finite"),
+    (lambda: refusal_economics(0.1, 2400.0, 0.71, 0.5, -5.0), r"^cost_abandon must be a finite"),
+    (
+        lambda: refusal_economics(0.1, 2400.0, 0.71, 0.5, 5.0, cost_correct=NAN),
+        r"^cost_correct must be a finite number, got nan$",
+    ),
+    (lambda: score_bundle([], None, BundlePolicy(floor=1.5)), r"^floor must be a finite number"),
+    (
+        lambda: score_bundle(
+            [ClaimSignals([0.5], [0.5], [0.5], [0.5], [1.5])], None, BundlePolicy()
+        ),
+        r"^relevance of claim 0 must lie in \[0, 1\]",
+    ),
+    (
+        lambda: score_bundle([ClaimSignals([0.5], [0.5], [0.5], [0.5], [])], None, BundlePolicy()),
+        r"^claim 0: relevance has 0 values but there are 1 items$",
+    ),
+    (
+        lambda: score_bundle([_claim(1, 0.8)], np.zeros((1, 2)), BundlePolicy()),
+        r"^relations must be a square matrix",
+    ),
+    (lambda: sufficiency_of_claims([0.5, 1.5]), r"^claim sufficiency must be a finite number"),
+    (lambda: trust(3.0, 1.5, 0.0, 0.0), r"^correct_rate must be a finite number in \[0, 1\]"),
+    (lambda: trust(3.0, 0.5, 1.5, 0.0), r"^hallucination_rate must be a finite number in"),
+    (lambda: trust(3.0, 0.5, 0.0, 1.5), r"^refusal_rate must be a finite number in \[0, 1\]"),
+]
+
+
+@pytest.mark.parametrize(("call", "message"), BAD_INPUTS)
+def test_a_wrong_input_is_refused_with_its_name_and_the_rule_it_breaks(
+    call: Callable[[], object], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_an_unknown_kind_or_status_lists_the_ones_there_are() -> None:
+    with pytest.raises(ValueError, match=r"expected one of policy, contract, report, minutes, "):
+        authority("tweet", "approved")
+    with pytest.raises(ValueError, match=r"expected one of approved, draft, archived$"):
+        authority("memo", "secret")
+
+
+# --- edges of the formulas that decide what a user sees ----------------------------------
+
+
+def test_a_single_number_is_a_one_item_bundle() -> None:
+    assert above_floor(0.5).tolist() == [True]
+    assert above_floor(0.1).tolist() == [False]
+
+
+def test_completeness_counts_items_against_the_required_evidence() -> None:
+    # docs/math.md §3: half the required items at confidence 0.8 give 0.5 * 0.8 = 0.4; one
+    # item when one is required counts in full.
+    assert bundle_completeness(2, 4, [0.8, 0.8]) == pytest.approx(0.4)
+    assert bundle_completeness(1, 1, [0.8]) == pytest.approx(0.8)
+    # items counted but no confidences to average: nothing vouches for the bundle
+    assert bundle_completeness(3, 3, []) == 0.0
+
+
+def test_a_signal_may_carry_no_weight_but_none_may_be_negative() -> None:
+    assert check_weights((0.5, 0.5, 0.0, 0.0)) == (0.5, 0.5, 0.0, 0.0)
+    c = item_confidence([0.9], [0.7], [0.0], [0.0], (0.5, 0.5, 0.0, 0.0))
+    assert c == pytest.approx([0.8])
+
+
+def test_confidence_never_exceeds_one_when_the_weights_round_above_one() -> None:
+    weights = (0.4, 0.3, 0.15, 0.15 + 5e-7)  # accepted: within the tolerance
+    assert item_confidence([1.0], [1.0], [1.0], [1.0], weights).tolist() == [1.0]
+
+
+def test_recency_with_a_short_half_life() -> None:
+    assert recency(1.0, half_life_days=0.5) == pytest.approx(0.25)
+
+
+def test_costs_of_zero_are_allowed() -> None:
+    # a requery that costs nothing and a hallucination nobody pays for are still figures
+    free = refusal_economics(0.01, 0.0, 0.71, 0.0, 5.0)
+    assert free.refuse_cost == pytest.approx(0.29 * 5.0)
+    assert free.respond_cost == 0.0
+    assert not free.refuse
+
+
+def test_when_refusing_costs_more_than_a_hallucination_the_break_even_is_one() -> None:
+    # E[refuse] = 1.805 exceeds C_h = 1: answering is cheaper at every P_h.
+    assert refusal_break_even(1.0, 0.71, 0.5, 5.0) == 1.0
+
+
+def test_cohesion_of_an_empty_sparse_matrix_is_zero() -> None:
+    assert cohesion(sparse.csr_array((0, 0))) == 0.0
+
+
+def test_an_item_never_contradicts_itself_and_the_threshold_is_inclusive() -> None:
+    a = np.array([[-1.0, -1.0], [-1.0, -1.0]])  # a negative diagonal (a bad relation row)
+    assert contradiction_pairs(a, [0.9, 0.9], 0.5) == [(0, 1)]
+    assert contradiction_pairs(a, [0.5, 0.5], 0.5) == [(0, 1)]  # at min_confidence: counted
+
+
+def test_score_bundle_keeps_an_item_exactly_at_the_floor() -> None:
+    similarity_only = BundlePolicy(w1=1.0, w2=0.0, w3=0.0, w4=0.0, floor=0.3)
+    claim = ClaimSignals([0.3], [0.0], [0.0], [0.0], [1.0])
+    score = score_bundle([claim], None, similarity_only)
+    assert score.kept == (True,)
+    assert score.sufficiency == pytest.approx(0.3)
+
+
+def test_score_bundle_reports_the_cohesion_adjusted_sufficiency() -> None:
+    claims = [_claim(2, 0.9)]
+    score = score_bundle(claims, np.zeros((2, 2)), BundlePolicy())
+    assert score.adjusted_sufficiency == pytest.approx(0.45)  # cohesion 0 halves it
+    assert score.gated_sufficiency == pytest.approx(0.9)
+
+
+def test_score_bundle_with_no_claims_has_no_items() -> None:
+    score = score_bundle([], None, BundlePolicy())
+    assert (score.confidence, score.kept, score.kept_confidence) == ((), (), ())
+
+
+def test_the_stored_report_names_every_number_as_the_report_does() -> None:
+    # Validation pages, the API and the what-if replay read these keys from the JSON field.
+    claims = [_claim(2, 0.95), _claim(1, 0.7)]
+    relations = np.zeros((3, 3))
+    relations[0, 2] = relations[2, 0] = -1.0
+    score = score_bundle(claims, relations, BundlePolicy(), contradiction_confidence=0.5)
+    payload = score.to_dict()
+    assert payload == {
+        "confidence": list(score.confidence),
+        "kept": [True, True, True],
+        "item_claim": [0, 0, 1],
+        "claim_sufficiency": list(score.claim_sufficiency),
+        "sufficiency": score.sufficiency,
+        "completeness": score.completeness,
+        "cohesion": score.cohesion,
+        "adjusted_sufficiency": score.adjusted_sufficiency,
+        "hallucination": score.hallucination,
+        "contradictions": [[0, 2]],
+        "mode": score.mode,
+        "gated_sufficiency": score.gated_sufficiency,
+        "kept_confidence": list(score.kept_confidence),
+    }

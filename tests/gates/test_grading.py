@@ -68,7 +68,9 @@ def test_weak_items_do_not_matter_below_tau() -> None:
         ((1.5, [0.9], 0.7, 0.3, 0.4), "sufficiency must be a finite number in"),
         ((0.5, [0.9], math.nan, 0.3, 0.4), "tau must be a finite number in"),
         ((0.5, [0.9], 0.7, -0.1, 0.4), "floor must be a finite number in"),
-        ((0.8, [math.nan], 0.7, 0.3, 0.4), "confidence must be finite"),
+        ((0.5, [0.9], 0.7, 0.3, 1.2), "refusal_floor must be a finite number in"),
+        ((0.8, [math.nan], 0.7, 0.3, 0.4), r"^confidence must be finite \(no NaN or infinity\)"),
+        ((0.8, [[0.9, 0.8]], 0.7, 0.3, 0.4), r"confidence must be a 1-d sequence, got shape"),
     ],
 )
 def test_grade_rejects_bad_thresholds_naming_them(
@@ -169,6 +171,11 @@ def test_an_answer_without_a_factual_claim_is_flagged_whatever_its_numbers(
 
 def test_final_gate_examples() -> None:
     strong = [0.95, 0.92]
+    # No other finding asks for more: a well-supported factual answer is released alone.
+    assert (
+        final_gate(0.9, strong, 0.7, 0.3, 0.4, has_contradictions=False, has_factual_claims=True)
+        == "auto"
+    )
     assert _final(0.9, strong, DEFAULT, contradictions=False, factual=True) == "auto"
     assert _final(0.9, strong, DEFAULT, contradictions=True, factual=True) == "required"
     assert _final(0.5, strong, DEFAULT, contradictions=True, factual=True) == "required"

@@ -4,6 +4,7 @@ from itertools import combinations
 
 import networkx as nx
 import numpy as np
+import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -99,3 +100,42 @@ def test_a_chain_has_no_gap_and_two_islands_have_one() -> None:
     split = structural_gaps(dense, [0, 1, 2, 3])
     assert [c.tolist() for c in split.components] == [[0, 1], [2, 3]]
     assert split.gaps == [(0, 1)]
+
+
+def test_no_evidence_asked_for_selects_nothing() -> None:
+    chosen = select_evidence(np.ones((3, 3)), [0.9, 0.5, 0.1], 0)
+    assert chosen.nodes.tolist() == []
+    assert chosen.objective == 0.0
+
+
+def test_selection_refuses_a_negative_count_and_a_relevance_per_node_missing() -> None:
+    with pytest.raises(ValueError, match=r"^k must be >= 0$"):
+        select_evidence(np.ones((3, 3)), [0.9, 0.5, 0.1], -1)
+    with pytest.raises(ValueError, match=r"^relevance needs one score per node$"):
+        select_evidence(np.ones((3, 3)), [0.9, 0.5], 2)
+
+
+def test_the_default_cohesion_weight_is_one() -> None:
+    # F(S) = sum r + lam * (1/k^2) * sum A over S: the pair {0, 1} linked both ways, k = 2,
+    # relevance 0.5 each, gives 1.0 + lam * 2/4, so 1.5 with the default lam = 1.
+    dense = np.zeros((3, 3))
+    dense[0, 1] = dense[1, 0] = 1.0
+    chosen = select_evidence(dense, [0.5, 0.5, 0.1], 2)
+    assert sorted(chosen.nodes.tolist()) == [0, 1]
+    assert chosen.objective == pytest.approx(1.5)
+
+
+def test_the_largest_piece_of_evidence_is_listed_first() -> None:
+    dense = np.zeros((5, 5))
+    dense[2, 3] = dense[3, 4] = 1.0  # a chain of three after a lone node 0 and a lone 1
+    split = structural_gaps(dense, [0, 1, 2, 3, 4])
+    assert [c.tolist() for c in split.components] == [[2, 3, 4], [0], [1]]
+    assert split.gaps == [(0, 1), (0, 2), (1, 2)]
+
+
+def test_one_node_is_connected_and_no_nodes_have_no_pieces() -> None:
+    single = structural_gaps(np.zeros((2, 2)), [1])
+    assert [c.tolist() for c in single.components] == [[1]]
+    assert single.connected
+    empty = structural_gaps(np.zeros((2, 2)), [])
+    assert (empty.components, empty.gaps) == ([], [])

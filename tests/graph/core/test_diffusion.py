@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -11,6 +13,7 @@ from hypothesis import strategies as st
 from graph.core.diffusion import (
     best_hop_count,
     causal_accuracy,
+    diffusion_operator,
     h_hop,
     noise_from_gap,
     optimal_hops,
@@ -20,7 +23,7 @@ from graph.core.diffusion import (
     ppr_with_stats,
     spectral_gap,
 )
-from graph.core.matrix import symmetric_graph
+from graph.core.matrix import SymmetricGraph, symmetric_graph
 
 # docs/math.md §13 (the paper's example): vendor proposal -> evaluation -> approval -> payment.
 CHAIN = np.array([[0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1], [0, 0, 0, 0]], dtype=float)
@@ -203,3 +206,151 @@ def test_disconnected_graph_has_no_gap_and_infinite_noise() -> None:
 
 def test_noise_from_gap_scales_base_noise() -> None:
     assert noise_from_gap(0.05, 0.5) == pytest.approx(0.1)
+
+
+# --- what a caller is told, and the work each solver reports -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: h_hop(CHAIN, CHAIN_X, 0.8, -1), r"^hops must be >= 0$"),
+        (lambda: diffusion_operator(CHAIN, "cubic"), r"^unknown normalisation 'cubic'$"),  # type: ignore[arg-type]
+        (lambda: ppr(CHAIN, CHAIN_X, 0.0), r"^rho must lie in \(0, 1\)$"),
+        (lambda: ppr(CHAIN, CHAIN_X, 1.0), r"^rho must lie in \(0, 1\)$"),
+        (lambda: ppr(CHAIN, CHAIN_X[:3]), r"^x must have shape \(4,\), got \(3,\)$"),
+        (lambda: ppr_push(CHAIN, 0, 0.0), r"^rho must lie in \(0, 1\)$"),
+        (lambda: ppr_push(CHAIN, 0, 1.0), r"^rho must lie in \(0, 1\)$"),
+        (lambda: ppr_push(CHAIN, 0, 0.85, 0.0), r"^eps must be > 0$"),
+        (lambda: noise_from_gap(1.0, -0.1), r"^the spectral gap 1 - lambda_2 is never negative$"),
+    ],
+)
+def test_a_wrong_diffusion_input_is_refused_by_name(
+    call: Callable[[], object], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_the_default_operator_is_the_raw_transpose_and_row_normalisation_spares_sinks() -> None:
+    np.testing.assert_array_equal(diffusion_operator(CHAIN).toarray(), CHAIN.T)
+    fork = np.array([[0.0, 1.0, 3.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    # node 0 splits its relevance 1:3 between its consequences; the sinks pass nothing on
+    np.testing.assert_array_equal(
+        diffusion_operator(fork, "row").toarray(),
+        [[0.0, 0.0, 0.0], [0.25, 0.0, 0.0], [0.75, 0.0, 0.0]],
+    )
+
+
+def test_a_one_hot_query_may_be_given_as_integers() -> None:
+    as_ints = h_hop(CHAIN, [1, 0, 0, 0], 0.8, 3)
+    np.testing.assert_allclose(as_ints, [1.0, 0.8, 0.64, 0.512])
+    assert h_hop(CHAIN, [1, 0, 0, 0], 0.8, 0).tolist() == [1.0, 0.0, 0.0, 0.0]
+    np.testing.assert_allclose(ppr(CHAIN, [1, 0, 0, 0]), ppr(CHAIN, [1.0, 0.0, 0.0, 0.0]))
+
+
+class CountingAhat:
+    """Ahat that counts the products taken with it: the solvers' reported work is checked."""
+
+    def __init__(self, matrix: sp.csr_array) -> None:
+        self.matrix = matrix
+        self.shape = matrix.shape
+        self.dtype = matrix.dtype
+        self.products = 0
+
+    def __matmul__(self, v: np.ndarray) -> np.ndarray:
+        self.products += 1
+        return self.matrix @ v
+
+
+def counted(adjacency: sp.csr_array) -> tuple[SymmetricGraph, CountingAhat]:
+    graph = symmetric_graph(adjacency)
+    ahat = CountingAhat(graph.ahat)
+    return dataclasses.replace(graph, ahat=ahat), ahat  # type: ignore[arg-type]
+
+
+def test_cg_reports_the_products_it_took_and_its_true_residual() -> None:
+    rng = np.random.default_rng(11)
+    adjacency, dense = random_graph(rng, 40, 0.1)
+    x = rng.random(40)
+    graph, ahat = counted(adjacency)
+    result = ppr_with_stats(graph, x, 0.85, 1e-6)
+    assert result.matvecs == ahat.products
+    system = np.eye(40) - 0.85 * dense_ahat(dense)
+    true_residual = np.linalg.norm(x - system @ (result.scores / 0.15)) / np.linalg.norm(x)
+    assert result.residual == pytest.approx(true_residual, rel=1e-6, abs=1e-15)
+    assert result.converged
+
+
+def test_a_zero_query_converges_with_no_residual() -> None:
+    adjacency, _ = random_graph(np.random.default_rng(1), 10, 0.3)
+    result = ppr_with_stats(adjacency, np.zeros(10))
+    assert (result.residual, result.converged) == (0.0, True)
+
+
+def test_power_iteration_reports_its_rounds_and_stops_at_maxiter_unconverged() -> None:
+    rng = np.random.default_rng(5)
+    adjacency, dense = random_graph(rng, 30, 0.15)
+    x = rng.random(30)
+    graph, ahat = counted(adjacency)
+    stopped = ppr_power_iteration(graph, x, 0.85, 1e-12, maxiter=3)
+    assert (stopped.matvecs, ahat.products, stopped.converged) == (3, 3, False)
+    # three rounds of s <- rho*Ahat*s + (1-rho)*x from s = (1-rho)*x
+    ahat_dense = dense_ahat(dense)
+    s = 0.15 * x
+    for _ in range(3):
+        last, s = s, 0.85 * ahat_dense @ s + 0.15 * x
+    np.testing.assert_allclose(stopped.scores, s, rtol=1e-12)
+    assert stopped.residual == pytest.approx(np.linalg.norm(s - last), rel=1e-9)
+    graph, ahat = counted(adjacency)
+    done = ppr_power_iteration(graph, x)  # the defaults: rho 0.85, tol 1e-8
+    assert done.converged
+    assert done.matvecs == ahat.products
+    np.testing.assert_allclose(done.scores, ppr(adjacency, x, 0.85, 1e-10), rtol=1e-6)
+
+
+def test_local_push_counts_every_node_it_pushed() -> None:
+    # two nodes joined by one edge (degree 1 each), seed 0, rho 0.85, eps 0.5: the residual
+    # bounces 1 -> 0.85 -> 0.7225 -> 0.614 -> 0.522 -> 0.444, pushed while above 0.5 * 1:
+    # five pushes, one per round.
+    link = np.array([[0.0, 1.0], [0.0, 0.0]])
+    assert ppr_push(link, 0, 0.85, 0.5).pushes == 5
+    lonely = ppr_push(np.zeros((2, 2)), 1, 0.85, 0.5)
+    assert (lonely.pushes, lonely.eps) == (0, 0.5)
+
+
+def test_causal_accuracy_of_one_hop_count_is_a_number_and_of_several_an_array() -> None:
+    one = causal_accuracy(1.0, 2.0, 0.5)
+    assert isinstance(one, float)
+    assert one == pytest.approx(2.0 * math.log(2.0) - 0.5)
+    several = causal_accuracy([0.0, 1.0], 2.0, 0.5)
+    assert isinstance(several, np.ndarray)
+    np.testing.assert_allclose(several, [0.0, 2.0 * math.log(2.0) - 0.5])
+
+
+def test_hop_and_gap_inputs_are_refused_by_name() -> None:
+    with pytest.raises(ValueError, match=r"^B and N must be > 0 \(C\(h\) has no finite maximum"):
+        optimal_hops(0.0, 1.0)
+    with pytest.raises(ValueError, match=r"^a spectral gap needs at least two nodes$"):
+        spectral_gap(np.zeros((1, 1)))
+    # two linked nodes: Ahat has eigenvalues 1 and -1, so the gap is 2
+    assert spectral_gap(np.array([[0.0, 1.0], [0.0, 0.0]])) == pytest.approx(2.0)
+
+
+def test_the_tolerance_asked_for_is_the_one_solved_to() -> None:
+    rng = np.random.default_rng(13)
+    adjacency, dense = random_graph(rng, 60, 0.08)
+    x = rng.random(60)
+    exact = 0.15 * np.linalg.solve(np.eye(60) - 0.85 * dense_ahat(dense), x)
+    loose = ppr_with_stats(adjacency, x, 0.85, 0.5)
+    np.testing.assert_array_equal(ppr(adjacency, x, 0.85, 0.5), loose.scores)
+    default = ppr_with_stats(adjacency, x)  # tol 1e-8
+    assert np.linalg.norm(default.scores - exact) <= 1e-8 * np.linalg.norm(exact)
+    converged = ppr_power_iteration(adjacency, x)
+    assert 0.0 < converged.residual < 1e-6
+
+
+def test_a_local_push_lists_the_nodes_it_reached_and_its_eps() -> None:
+    pushed = ppr_push(np.array([[0.0, 1.0], [0.0, 0.0]]), 0, 0.85, 0.5)
+    assert pushed.nodes.tolist() == [0, 1]
+    assert pushed.eps == 0.5

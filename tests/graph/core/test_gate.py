@@ -45,3 +45,13 @@ def test_each_risk_level_gates_a_graph_answer_at_the_papers_threshold(
 def test_graph_gate_rejects_non_finite_cohesion() -> None:
     with pytest.raises(ValueError, match="cohesion must be finite"):
         graph_grade(math.nan, 0.15)
+
+
+def test_the_cohesion_threshold_may_be_zero_or_one_but_no_more() -> None:
+    assert graph_grade(0.0, 0.0) == "direct"  # no cohesion asked for
+    assert graph_grade(0.99, 1.0) == "qualified"  # only a fully linked set goes direct
+    assert graph_grade(1.0, 1.0) == "direct"
+    with pytest.raises(
+        ValueError, match=r"^cohesion_tau must be a finite number in \[0, 1\], got 1\.5$"
+    ):
+        graph_grade(0.5, 1.5)

@@ -2,9 +2,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
-from graph.core.matrix import GraphIndex, symmetric_graph
-from graph.core.types import EDGE_TYPES, EdgeType
+from graph.core.matrix import GraphIndex, as_csr, symmetric_graph
+from graph.core.types import EDGE_TYPES, EdgeType, edge_code
 
 STALE = 0.5
 
@@ -145,3 +146,162 @@ def test_typed_edges_carry_effective_weights_and_times() -> None:
     assert edges.weight.tolist() == [0.4, 0.5]
     assert edges.time.tolist() == [3.0, 5.0]
     assert [EDGE_TYPES[c] for c in edges.edge_type] == [EdgeType.CAUSED_BY, EdgeType.APPROVED_BY]
+
+
+def test_an_edge_type_code_outside_the_vocabulary_is_refused() -> None:
+    last = len(EDGE_TYPES) - 1
+    assert edge_code(last) == last
+    assert edge_code(EDGE_TYPES[last].value) == last
+    with pytest.raises(ValueError, match=rf"^unknown edge type code {last + 1}$"):
+        edge_code(last + 1)
+    with pytest.raises(ValueError, match=r"^unknown edge type code -1$"):
+        edge_code(-1)
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        [[0, 2], [1, 0]],  # a dense integer matrix
+        sp.coo_array(np.array([[0, 2], [1, 0]])),  # another sparse format
+        sp.csr_array(np.array([[0, 2], [1, 0]])),  # CSR, but integer
+    ],
+)
+def test_any_adjacency_is_read_as_a_float_csr_with_its_weights(given: object) -> None:
+    csr = as_csr(given)  # type: ignore[arg-type]
+    assert isinstance(csr, sp.csr_array)
+    assert csr.dtype == np.float64
+    assert csr.toarray().tolist() == [[0.0, 2.0], [1.0, 0.0]]
+
+
+def test_a_repeated_entry_is_summed_once() -> None:
+    # two stored entries for (0, 1), as a hand-built CSR may carry
+    repeated = sp.csr_array(
+        (np.array([0.5, 0.25]), np.array([1, 1]), np.array([0, 2, 2])), shape=(2, 2)
+    )
+    csr = as_csr(repeated)
+    assert csr.nnz == 1
+    assert csr.has_canonical_format
+    assert csr[0, 1] == pytest.approx(0.75)
+
+
+def test_a_non_square_adjacency_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"^adjacency must be square, got \(2, 3\)$"):
+        as_csr(np.zeros((2, 3)))
+
+
+def test_an_edge_removed_without_its_type_is_the_default_one() -> None:
+    index = GraphIndex()
+    index.add_edge("a", "b")
+    index.add_edge("a", "b", EdgeType.REFERENCES, confidence=0.5)
+    assert index.remove_edge("a", "b")
+    assert index.edge_weight("a", "b", 0) == 0.0  # gone, and an absent edge weighs nothing
+    assert index.edge_weight("a", "b", EdgeType.REFERENCES) == 0.5
+    assert not index.remove_edge("a", "b")  # nothing left of that type to remove
+    assert not index.remove_edge("a", "zzz")
+
+
+def test_typed_edges_name_their_rows_and_the_graph_size() -> None:
+    index = GraphIndex()
+    index.add_node("lonely")
+    index.add_edge("a", "b")
+    edges = index.typed_edges()
+    rows = (index.row_of("a"), index.row_of("b"))
+    assert (edges.src.tolist(), edges.dst.tolist()) == ([rows[0]], [rows[1]])
+    assert edges.n_nodes == 3
+
+
+def test_changing_an_edge_that_is_not_there_names_it() -> None:
+    index = GraphIndex()
+    index.add_edge("a", "b")
+    with pytest.raises(KeyError) as missing:
+        index.set_confidence("a", "b", EdgeType.REFERENCES, 0.5)
+    assert missing.value.args == (("a", "b", "references"),)
+
+
+def test_a_bulk_build_without_weights_gives_whole_fresh_edges_of_the_first_type() -> None:
+    edges = GraphIndex.from_edges(["a", "b"], ["b", "c"]).typed_edges()
+    assert edges.weight.tolist() == [1.0, 1.0]
+    assert edges.time.tolist() == [0.0, 0.0]
+    assert [EDGE_TYPES[c] for c in edges.edge_type] == [EDGE_TYPES[0]] * 2
+
+
+def test_a_bulk_build_keeps_each_edges_type_time_and_last_weight() -> None:
+    index = GraphIndex.from_edges(
+        ["a", "a", "a"],
+        ["b", "b", "b"],
+        [0.3, 0.9, 0.6],
+        edge_type=[EdgeType.CAUSED_BY, EdgeType.CAUSED_BY, EdgeType.REFERENCES],
+        time=[1.0, 2.0, 7.0],
+    )
+    assert index.edge_weight("a", "b", EdgeType.CAUSED_BY) == 0.9  # the later duplicate
+    assert index.edge_weight("a", "b", EdgeType.REFERENCES) == 0.6
+    edges = index.typed_edges()
+    assert sorted(zip(edges.time.tolist(), edges.weight.tolist(), strict=True)) == [
+        (2.0, 0.9),
+        (7.0, 0.6),
+    ]
+
+
+def test_a_graph_past_the_key_layout_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    import graph.core.matrix as matrix
+
+    monkeypatch.setattr(matrix, "_MAX_ROWS", 2)  # 2^28 rows would take gigabytes to build
+    with pytest.raises(ValueError, match=r"^too many nodes for the edge key layout$"):
+        GraphIndex.from_edges(["a", "b"], ["b", "c"])
+    index = GraphIndex()
+    index.add_edge("a", "b")  # rows 0 and 1 fit
+    with pytest.raises(ValueError, match=r"^too many nodes for the edge key layout$"):
+        index.add_node("c")
+
+
+def test_a_node_without_edges_keeps_its_row_in_a_bulk_build() -> None:
+    index = GraphIndex.from_edges(["a"], ["b"], node_ids=["a", "b", "lonely"])
+    assert index.adjacency.shape == (3, 3)
+
+
+def test_only_a_bulk_build_or_a_large_change_rebuilds_the_whole_matrix() -> None:
+    index = GraphIndex.from_edges(["a"], ["b"])
+    assert index.full_rebuilds == 1
+    for k in range(300):  # more touched pairs than a patch handles
+        index.add_edge(f"n{k}", f"n{k + 1}")
+    assert index.adjacency.nnz == 301
+    assert index.full_rebuilds == 2
+
+
+def test_an_edge_added_without_type_or_time_is_of_the_first_type_at_time_zero() -> None:
+    index = GraphIndex()
+    index.add_edge("a", "b")
+    edges = index.typed_edges()
+    assert [EDGE_TYPES[c] for c in edges.edge_type] == [EDGE_TYPES[0]]
+    assert edges.time.tolist() == [0.0]
+
+
+def test_the_cached_views_follow_every_change() -> None:
+    index = GraphIndex()
+    index.add_edge("a", "b", confidence=0.5)
+    assert index.transposed().toarray().tolist() == [[0.0, 0.0], [0.5, 0.0]]
+    assert index.symmetric().sym.toarray().tolist() == [[0.0, 0.5], [0.5, 0.0]]
+    index.add_edge("b", "c")
+    assert len(index.typed_edges()) == 2
+    assert index.transposed().toarray().tolist() == [
+        [0.0, 0.0, 0.0],
+        [0.5, 0.0, 0.0],
+        [0.0, 1.0, 0.0],
+    ]
+    assert index.symmetric().degree.tolist() == [0.5, 1.5, 1.0]
+
+
+def test_a_stale_edge_may_keep_all_or_none_of_its_weight_but_no_more() -> None:
+    for factor in (0.0, 1.0):
+        index = GraphIndex(stale_factor=factor)
+        index.add_edge("a", "b")
+        index.mark_stale("a", "b", 0)
+        assert index.edge_weight("a", "b", 0) == factor
+    with pytest.raises(ValueError, match=r"^stale_factor must lie in \[0, 1\]$"):
+        GraphIndex(stale_factor=1.5)
+
+
+def test_an_empty_index_has_empty_views() -> None:
+    index = GraphIndex()
+    assert index.transposed().shape == (0, 0)
+    assert index.symmetric().n_nodes == 0

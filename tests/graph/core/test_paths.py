@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from graph.core.matrix import GraphIndex
 from graph.core.paths import CausalGraph, EdgePattern, best_causal_path, causal_subgraph
 from graph.core.types import EDGE_CODE, EdgeType
 
@@ -196,3 +197,81 @@ def test_causal_subgraph_strength_is_the_best_path_weight() -> None:
 def test_edge_weights_outside_unit_interval_are_rejected() -> None:
     with pytest.raises(ValueError, match=r"\(0, 1\]"):
         CausalGraph.from_arrays([0], [1], [EDGE_CODE[EdgeType.CAUSED_BY]], [1.5])
+
+
+def test_a_repeat_pattern_accepts_only_its_own_types_in_one_state() -> None:
+    causal = EdgePattern.repeat_of([EdgeType.CAUSED_BY, EdgeType.DEPENDS_ON])
+    assert causal.n_states == 1
+    assert causal.matches([])
+    assert causal.matches([EdgeType.CAUSED_BY, EdgeType.DEPENDS_ON, EdgeType.CAUSED_BY])
+    assert not causal.matches([EdgeType.CAUSED_BY, EdgeType.REFERENCES])
+    anything = EdgePattern.any_sequence()
+    assert anything.n_states == 1
+    assert anything.matches([])
+    assert anything.matches(list(EdgeType))
+
+
+def test_causal_edge_weights_may_reach_one_but_not_zero() -> None:
+    caused_by = EDGE_CODE[EdgeType.CAUSED_BY]
+    assert CausalGraph.from_arrays([0], [1], [caused_by], [1.0]).n_nodes == 2
+    with pytest.raises(ValueError, match=r"^causal edge weights must lie in \(0, 1\]$"):
+        CausalGraph.from_arrays([0], [1], [caused_by], [0.0])
+
+
+def test_a_causal_subgraph_threshold_lies_in_zero_to_one_and_defaults_to_a_tenth() -> None:
+    # 0 <- 1 <- 2 by caused_by at 0.5 each: the path 0-1-2 has strength 0.25, above 0.1
+    graph = CausalGraph.from_arrays([0, 1], [1, 2], [EdgeType.CAUSED_BY] * 2, [0.5, 0.5])
+    assert sorted(causal_subgraph(graph, 0, time_order="any").edges.tolist()) == [0, 1]
+    assert causal_subgraph(graph, 0, min_weight=1.0, time_order="any").edges.tolist() == []
+    # a path exactly as strong as the threshold is kept
+    exact = causal_subgraph(graph, 0, min_weight=0.25, time_order="any")
+    assert sorted(exact.edges.tolist()) == [0, 1]
+    for bad in (0.0, 1.5):
+        with pytest.raises(ValueError, match=r"^min_weight must lie in \(0, 1\]$"):
+            causal_subgraph(graph, 0, min_weight=bad)
+    with pytest.raises(ValueError, match=r"^unknown time order 'sideways'$"):
+        causal_subgraph(graph, 0, time_order="sideways")  # type: ignore[arg-type]
+
+
+def test_a_causal_graph_may_be_sized_for_nodes_without_edges() -> None:
+    graph = CausalGraph.from_arrays([0], [1], [EdgeType.CAUSED_BY], [0.9], n_nodes=5)
+    assert graph.n_nodes == 5
+    assert causal_subgraph(graph, 4).edges.tolist() == []
+
+
+def test_a_causal_graph_from_the_index_drops_weightless_edges_and_caps_weights_at_one() -> None:
+    index = GraphIndex()
+    index.add_node("outcome")
+    index.add_edge("outcome", "cause", EdgeType.CAUSED_BY, base_weight=2.0, time=4.0)
+    index.add_edge("outcome", "nothing", EdgeType.CAUSED_BY, confidence=0.0)
+    index.add_node("lonely")
+    graph = CausalGraph.from_edges(index.typed_edges())
+    assert graph.n_nodes == 4
+    assert graph.src_of_edge.tolist() == [index.row_of("outcome")]
+    assert graph.dst_of_edge.tolist() == [index.row_of("cause")]
+    assert graph.weight_of_edge.tolist() == [1.0]
+    assert graph.type_of_edge.tolist() == [EDGE_CODE[EdgeType.CAUSED_BY]]
+    assert graph.time.tolist() == [4.0]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "message"),
+    [
+        ("caused_by $", r"^bad edge pattern 'caused_by \$' at 9$"),
+        ("caused_by)", r"^bad edge pattern 'caused_by\)': unexpected '\)'$"),
+        ("(caused_by", r"^bad edge pattern '\(caused_by': missing '\)'$"),
+        ("caused_by|*", r"^bad edge pattern 'caused_by\|\*': unexpected '\*'$"),
+    ],
+)
+def test_a_malformed_pattern_is_refused_saying_where(pattern: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        EdgePattern.compile(pattern)
+
+
+def test_a_pattern_keeps_its_source_and_separators_are_optional() -> None:
+    written = "caused_by -> depends_on, caused_by  "
+    compiled = EdgePattern.compile(written)
+    assert compiled.source == written
+    assert compiled.matches([EdgeType.CAUSED_BY, EdgeType.DEPENDS_ON, EdgeType.CAUSED_BY])
+    assert EdgePattern.repeat_of([EdgeType.CAUSED_BY]).source == "repeat"
+    assert EdgePattern.any_sequence().source == ".*"

@@ -69,3 +69,40 @@ def test_subgraph_risk_excludes_the_outcome_itself() -> None:
     risk = subgraph_risk(causal_subgraph(graph, 0, min_weight=0.5), threshold=0.9)
     assert risk.share_of(0) == 1.0
     assert risk.hotspots.tolist() == [3]
+
+
+def test_by_default_a_node_on_half_the_paths_is_a_hotspot_and_the_most_shared_comes_first() -> None:
+    # two chains 0 -> 2 and 1 -> 2: node 2 is on both paths, nodes 0 and 1 on one each
+    risk = risk_concentration([0, 1], [2, 2])
+    assert risk.path_count == 2
+    assert risk.hotspots.tolist() == [2, 0, 1]  # share 1.0, then the two at 0.5 in node order
+
+
+def test_subgraph_risk_escalates_at_half_the_paths_by_default() -> None:
+    # outcome 0 caused by 1 and 2, both depending on 3: 3 is on both chains, 1 and 2 on one
+    src, dst = [0, 0, 1, 2], [1, 2, 3, 3]
+    graph = CausalGraph.from_arrays(
+        src, dst, [EdgeType.CAUSED_BY] * 2 + [EdgeType.DEPENDS_ON] * 2, [0.9] * 4
+    )
+    risk = subgraph_risk(causal_subgraph(graph, 0, min_weight=0.5))
+    assert risk.hotspots.tolist() == [3, 1, 2]
+
+
+def test_a_node_off_every_path_has_no_share() -> None:
+    risk = risk_concentration([0, 2], [2, 5])
+    assert risk.share_of(2) == 1.0
+    assert risk.share_of(1) == 0.0  # between known nodes, on no path
+    assert risk.share_of(9) == 0.0  # beyond every known node
+
+
+def test_no_edges_means_no_paths() -> None:
+    nodes, share, total = path_shares([], [])
+    assert (nodes.size, share.size, total) == (0, 0, 0.0)
+    assert risk_concentration([], []).hotspots.tolist() == []
+
+
+def test_a_cycle_is_named_as_the_reason() -> None:
+    with pytest.raises(
+        ValueError, match=r"^the causal graph has a cycle: path shares are undefined$"
+    ):
+        path_shares([0, 1], [1, 0])
