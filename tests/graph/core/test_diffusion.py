@@ -354,3 +354,23 @@ def test_a_local_push_lists_the_nodes_it_reached_and_its_eps() -> None:
     pushed = ppr_push(np.array([[0.0, 1.0], [0.0, 0.0]]), 0, 0.85, 0.5)
     assert pushed.nodes.tolist() == [0, 1]
     assert pushed.eps == 0.5
+
+
+@pytest.mark.parametrize(("rho", "tol"), [(0.85, 1e-4), (0.5, 1e-6), (0.95, 1e-3)])
+def test_conjugate_gradients_stop_at_the_residual_that_bounds_the_error_and_no_later(
+    rho: float, tol: float
+) -> None:
+    # The residual target is the tolerance tightened by the condition number's 1/k
+    # (I - rho*Ahat has spectrum [1-rho, 1+rho]): tight enough that the scores' error is
+    # within tol, no tighter, so a query pays no matvec it does not need.
+    rng = np.random.default_rng(29)
+    adjacency, dense = random_graph(rng, 200, 0.03)
+    x = rng.random(200)
+    target = tol * (1.0 - rho) / (1.0 + rho)
+    solved = ppr_with_stats(adjacency, x, rho, tol)
+    assert solved.converged
+    assert solved.residual <= target
+    one_short = ppr_with_stats(adjacency, x, rho, tol, maxiter=solved.matvecs - 3)
+    assert one_short.residual > target
+    exact = (1 - rho) * np.linalg.solve(np.eye(200) - rho * dense_ahat(dense), x)
+    assert np.linalg.norm(solved.scores - exact) <= tol * np.linalg.norm(exact)

@@ -305,3 +305,26 @@ def test_an_empty_index_has_empty_views() -> None:
     index = GraphIndex()
     assert index.transposed().shape == (0, 0)
     assert index.symmetric().n_nodes == 0
+
+
+@pytest.mark.parametrize(
+    ("edges", "patched", "rebuilt"),
+    [
+        (300, 256, 257),  # a small graph: up to 256 changed pairs are patched in place
+        (32 * 400, 400, 401),  # a large one: up to 1/32 of its stored entries
+    ],
+)
+def test_a_change_is_patched_up_to_its_bound_and_rebuilt_past_it(
+    edges: int, patched: int, rebuilt: int
+) -> None:
+    # The bound is what keeps a live graph's writes cheap (bench_graph_db counts the rebuilds):
+    # a batch of changes up to it costs a patch of the touched entries, never a whole rebuild.
+    for changes, rebuilds in ((patched, 1), (rebuilt, 2)):
+        index = GraphIndex.from_edges(
+            [f"s{k}" for k in range(edges)], [f"d{k}" for k in range(edges)]
+        )
+        assert index.adjacency.nnz == edges
+        for k in range(changes):
+            index.set_confidence(f"s{k}", f"d{k}", 0, 0.5)
+        assert index.adjacency.nnz == edges
+        assert index.full_rebuilds == rebuilds, (edges, changes)
