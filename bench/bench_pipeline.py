@@ -2,14 +2,18 @@
 worker. Targets: sustained >= 100 submissions/s, submit API p95 <= 100 ms.
 
 Builds a throwaway database (maria_bench_pipeline, recreated each run) and migrates it; seeds
-a zone with a lenient policy (answers go through the whole auto path), an agent token and a
-few documents; starts a real web server (gunicorn, 2 workers of 8 threads, as the README's
-Production section runs the API; BENCH_WEB=uvicorn for the ASGI server) and a real Celery
-worker (prefork, concurrency 2) on 127.0.0.1, on a Redis queue of their own; then sends answers
+a zone with a lenient policy, an agent token, a few documents and answers that go the whole
+auto path (validated, graded auto, released, completed): each one claim, verified word for
+word in the paragraph it cites, sent with a question it answers (the verifier sends an
+unverified claim, or an answer to another question, to a person: DESIGN.md section 6);
+starts a real web server (gunicorn, 2 workers of 8 threads, as the README's Production
+section runs the API; BENCH_WEB=uvicorn for the ASGI server) and a real Celery worker
+(prefork, concurrency 2) on 127.0.0.1, on a Redis queue of their own; then sends answers
 over HTTP at a paced rate from a bounded number of client threads, each with its own
 keep-alive connection, for a bounded time. Measures the submit API latency, the rate at
 which submissions are accepted and at which decisions reach a graded state (polled in the
-database), and the latency from submission to gate (the `decision.validated` trail event).
+database), the latency from submission to gate (the `decision.validated` trail event), and
+the share of answers each gate graded (all auto, or the rates measure another path).
 Then profiles one submission and one validation in this process: time and queries, and how
 long each holds its trail lane's lock (a zone's decisions are spread over ledger.LANES lanes;
 the changes of one lane take its lock in turn).
@@ -116,19 +120,27 @@ Suppliers are paid within 60 days of the invoice date.
 for name, text in texts.items():
     document_ingest(zone=zone_get(parse("G1.U1.P1.Z1")), raw=text, kind="policy",
                     status="approved", title=name, key=name)
+# Each answer with the question it answers: a verified claim that does not address its
+# question, or whose cited paragraph is far from it, goes to a person (DESIGN.md section 6).
 claims = [
-    ("Expenses above 500,000 yen require prior approval by the division head.",
+    ("Who must approve expenses above 500,000 yen in advance?",
+     "Expenses above 500,000 yen require prior approval by the division head.",
      "500,000 yen require"),
-    ("Approved expenses are reimbursed within 30 days of submission.", "within 30 days"),
-    ("Passwords must be at least 12 characters long.", "12 characters"),
-    ("Security incidents are reported to the security team within 24 hours.", "24 hours"),
-    ("Purchases above 1,000,000 yen need three written quotes.", "three written quotes"),
-    ("Suppliers are paid within 60 days of the invoice date.", "60 days of the invoice"),
+    ("Within how many days are approved expenses reimbursed?",
+     "Approved expenses are reimbursed within 30 days of submission.", "within 30 days"),
+    ("How many characters long must passwords be at least?",
+     "Passwords must be at least 12 characters long.", "12 characters"),
+    ("Within how many hours are security incidents reported to the security team?",
+     "Security incidents are reported to the security team within 24 hours.", "24 hours"),
+    ("How many written quotes do purchases above 1,000,000 yen need?",
+     "Purchases above 1,000,000 yen need three written quotes.", "three written quotes"),
+    ("Within how many days of the invoice date are suppliers paid?",
+     "Suppliers are paid within 60 days of the invoice date.", "60 days of the invoice"),
 ]
 answers = []
-for text, anchor in claims:
+for question, text, anchor in claims:
     paragraph = Paragraph.objects.get(text__contains=anchor, current=True)
-    answers.append({"text": text, "citations": [
+    answers.append({"question": question, "text": text, "citations": [
         {"document": paragraph.version.document_id, "paragraph": paragraph.number}]})
 print(json.dumps({"token": key, "claims": answers}))
 """
@@ -283,14 +295,14 @@ class Sent:
 
 
 def _body(claims: list[dict[str, Any]], n: int) -> bytes:
-    claim = claims[n % len(claims)]
+    answer = claims[n % len(claims)]
     return json.dumps(
         {
-            "question": f"Question {n}: what does the policy say?",
-            "answer": claim["text"],
+            "question": f"Question {n}: {answer['question']}",
+            "answer": answer["text"],
             "zone": ZONE,
             "agent": AGENT,
-            "claims": [claim],
+            "claims": [{"text": answer["text"], "citations": answer["citations"]}],
         }
     ).encode()
 
@@ -350,6 +362,28 @@ def _graded_count(db: psycopg.Connection[Any], ids: list[int]) -> int:
         "SELECT count(*) FROM decisions_decision WHERE id = ANY(%s) AND gate <> ''", [ids]
     ).fetchone()
     return int(row[0]) if row else 0
+
+
+def _paths(db: psycopg.Connection[Any], ids: list[int]) -> tuple[Counter[str], Counter[str]]:
+    """How many of these decisions each gate graded, and in which state each now is: the
+    rates measure the auto path only while (nearly) every answer takes it."""
+    gates: Counter[str] = Counter()
+    states: Counter[str] = Counter()
+    rows = db.execute(
+        "SELECT gate, state, count(*) FROM decisions_decision WHERE id = ANY(%s) "
+        "GROUP BY gate, state",
+        [ids],
+    ).fetchall()
+    for gate, state, count in rows:
+        gates[gate or "not graded"] += count
+        states[state] += count
+    return gates, states
+
+
+def _shares(counts: Counter[str], order: tuple[str, ...] = ()) -> str:
+    whole = sum(counts.values()) or 1
+    names = [*[n for n in order if n in counts], *sorted(set(counts) - set(order))]
+    return ", ".join(f"{name} {counts[name] * 100 / whole:.1f}% ({counts[name]})" for name in names)
 
 
 def _gated_latencies(db: psycopg.Connection[Any], ids: list[int]) -> tuple[list[float], float]:
@@ -688,6 +722,15 @@ def _load(
         f"{at_load_end} of {len(ids)} graded when the load ended, {graded} after "
         f"{drained - load_end:.1f} s more"
     )
+    gates, states = _paths(db, ids)
+    print(f"gates: {_shares(gates, ('auto', 'flagged', 'required', 'blocked'))}")
+    print(f"  states now: {_shares(states, ('completed', 'executed', 'approved'))}")
+    if gates["auto"] < len(ids):
+        print(
+            "  MISS: not every answer went the auto path (validated, graded auto, released, "
+            "completed): the rates above measure another path; read a report's claims' "
+            "verdicts, its addressing and its at_least reasons"
+        )
     lat_ms = [x * 1000 for x in latencies]
     print(
         f"submit -> gated latency: p50 {_pct(lat_ms, 0.5):.0f} ms, "
