@@ -495,6 +495,7 @@ def _profile(token: str, claims: list[dict[str, Any]]) -> None:
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
     rows: dict[str, list[dict[str, float]]] = {"submit": [], "validate": []}
+    profiled: Counter[str] = Counter()
     for n in range(30):
         for phase in ("submit", "validate"):
             spent.clear()
@@ -508,7 +509,9 @@ def _profile(token: str, claims: list[dict[str, Any]]) -> None:
                 else:
                     decision_id, bundle_hash = scheduled.pop()
                     services.decision_validate(decision_id=decision_id, bundle_hash=bundle_hash)
-                    assert Decision.objects.get(pk=decision_id).gate
+                    gate = Decision.objects.get(pk=decision_id).gate
+                    assert gate
+                    profiled[gate] += 1
                 spent["wall"] = time.perf_counter() - start
             spent["queries"] = len(queries)
             start = time.perf_counter()
@@ -520,7 +523,10 @@ def _profile(token: str, claims: list[dict[str, Any]]) -> None:
     def median(phase: str, key: str) -> float:
         return statistics.median(row.get(key, 0.0) for row in rows[phase])
 
-    print("profile (this process, one at a time, median of 30; ms):")
+    print(
+        "profile (this process, one at a time, median of 30; ms; gates: "
+        f"{_shares(profiled, ('auto', 'flagged', 'required', 'blocked'))}):"
+    )
     print("  phase      wall  queries  lock held  of which: trail appends  graph  evaluate")
     for phase in ("submit", "validate"):
         print(
