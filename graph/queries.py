@@ -137,25 +137,28 @@ def _node(graph: GraphSnapshot, row: int, **extra: Any) -> dict[str, Any]:
 
 def _edges_among(graph: GraphSnapshot, rows: set[int], mask: BoolArray) -> list[dict[str, Any]]:
     """The relations among `rows`, each (source, target, type) once at its strongest weight
-    (the graph may hold one relation from several origins: a document and a decision)."""
+    (the graph may hold one relation from several origins: a document and a decision).
+
+    Ends are nodes, not keys: an answer over a level reads several zones, and keys are unique
+    per zone only, so two zones' "person:x" are two nodes with edges of their own. Each edge
+    names its ends' node ids (`source_id`, `target_id`) beside their keys."""
     edges = graph.edges
     inside = np.isin(edges.src, list(rows)) & np.isin(edges.dst, list(rows))
     picked = np.flatnonzero(inside & mask[edges.src] & mask[edges.dst])
-    strongest: dict[tuple[str, str, str], dict[str, Any]] = {}
+    strongest: dict[tuple[int, int, str], dict[str, Any]] = {}
     for i in picked.tolist():
-        key = (
-            str(graph.keys[int(edges.src[i])]),
-            str(graph.keys[int(edges.dst[i])]),
-            str(EDGE_TYPES[int(edges.edge_type[i])]),
-        )
+        source, target = int(edges.src[i]), int(edges.dst[i])
+        relation = (source, target, str(EDGE_TYPES[int(edges.edge_type[i])]))
         edge: dict[str, Any] = {
-            "source": key[0],
-            "target": key[1],
-            "type": key[2],
+            "source": graph.keys[source],
+            "target": graph.keys[target],
+            "source_id": graph.node_ids[source],
+            "target_id": graph.node_ids[target],
+            "type": relation[2],
             "weight": round(float(edges.weight[i]), 6),
         }
-        if key not in strongest or edge["weight"] > strongest[key]["weight"]:
-            strongest[key] = edge
+        if relation not in strongest or edge["weight"] > strongest[relation]["weight"]:
+            strongest[relation] = edge
     return list(strongest.values())
 
 
@@ -475,13 +478,13 @@ NO_EVIDENCE = "no_evidence"
 def _claims(edges: list[dict[str, Any]], nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One claim per evidence edge: the fact it states, citing its end nodes that are
     documents (by node key, and document id where the key names one); none otherwise."""
-    by_key = {str(n["key"]): n for n in nodes}
-    labels = {k: f"{n['type']} “{n['label']}”" for k, n in by_key.items()}
+    by_id = {n["id"]: n for n in nodes}  # by node: a level's zones may share keys
+    labels = {i: f"{n['type']} “{n['label']}”" for i, n in by_id.items()}
     claims = []
     for e in edges:
         citations = []
-        for end in (e["source"], e["target"]):
-            node = by_key.get(str(end))
+        for end, node_id in ((e["source"], e["source_id"]), (e["target"], e["target_id"])):
+            node = by_id.get(node_id)
             if node is None or node["type"] != "document":
                 continue
             ref = str(end).removeprefix("document:")
@@ -555,12 +558,13 @@ _WORDS = (
 )
 
 
-def _fact(edge: dict[str, Any], labels: dict[str, str]) -> str:
+def _fact(edge: dict[str, Any], labels: dict[Any, str]) -> str:
+    """The sentence an edge states, its ends named by `labels` (by node id)."""
     verb = gettext(str(edge["type"]).replace("_", " "))
     return gettext("%(source)s %(verb)s %(target)s.") % {
-        "source": labels[edge["source"]],
+        "source": labels[edge["source_id"]],
         "verb": verb,
-        "target": labels[edge["target"]],
+        "target": labels[edge["target_id"]],
     }
 
 
@@ -581,7 +585,7 @@ def _answer_text(
             "level": escalated_to
         }
     labels = {
-        str(n["key"]): gettext("%(type)s “%(label)s”")
+        n["id"]: gettext("%(type)s “%(label)s”")
         % {"type": gettext(str(n["type"])), "label": n["label"]}
         for n in nodes
     }

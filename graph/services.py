@@ -17,6 +17,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_noop
 
 from coordinates.coordinate import Coordinate, CoordinateError
 from coordinates.models import Role, Zone
@@ -36,6 +37,16 @@ RESOLVE_ACTIONS = {
     "dismiss": RiskFlagStatus.DISMISSED,
 }
 NOTE_LIMIT = 2000
+# What a second review is told, one message per way the first one ended: the status is a
+# word of the sentence, and Japanese orders the sentence around it.
+ALREADY_RESOLVED = {
+    RiskFlagStatus.ACKNOWLEDGED: gettext_noop(
+        "risk flag %(id)s was already acknowledged by %(user)s at %(when)s"
+    ),
+    RiskFlagStatus.DISMISSED: gettext_noop(
+        "risk flag %(id)s was already dismissed by %(user)s at %(when)s"
+    ),
+}
 
 
 # A node as a scan names it: its own zone ("" for a shared node) and its key. A scan of a
@@ -221,10 +232,14 @@ def _note(note: Any) -> str:
     text = note.strip() if isinstance(note, str) else ""
     if not text:
         raise ApplicationError(
-            "a note is required: say why the flag is acknowledged or dismissed", field="note"
+            gettext("a note is required: say why the flag is acknowledged or dismissed"),
+            field="note",
         )
     if len(text) > NOTE_LIMIT:
-        raise ApplicationError(f"the note is longer than {NOTE_LIMIT} characters", field="note")
+        raise ApplicationError(
+            gettext("the note is longer than %(limit)s characters") % {"limit": NOTE_LIMIT},
+            field="note",
+        )
     return text
 
 
@@ -238,25 +253,28 @@ def graph_risk_resolve(
     resolved a 409 that says by whom.
     """
     if action not in RESOLVE_ACTIONS:
-        raise ApplicationError("action must be acknowledge or dismiss", field="action")
+        raise ApplicationError(gettext("action must be acknowledge or dismiss"), field="action")
     text = _note(note)
     flag = GraphRiskFlag.objects.filter(pk=flag_id).first()
     if flag is None or not in_scopes(flag.zone, reader_scopes(user)):
-        raise NotFound(f"no risk flag {flag_id}")
+        raise NotFound(gettext("no risk flag %(id)s") % {"id": flag_id})
     if not may_resolve(user, flag):
         raise Forbidden(
-            f"only reviewers or zone admins of {flag.review_by} or above may review this flag",
+            gettext("only reviewers or zone admins of %(level)s or above may review this flag")
+            % {"level": flag.review_by},
         )
     zone = Coordinate.parse(flag.zone)
     with transaction.atomic():
         ledger.lock(ledger.chain_for(zone))
         locked = GraphRiskFlag.objects.select_for_update().get(pk=flag.pk)
         if locked.status != RiskFlagStatus.OPEN:
-            by = locked.resolved_by.get_username() if locked.resolved_by else "someone"
+            # the reviewer's account may be gone since (the foreign key is set null)
+            by = locked.resolved_by.get_username() if locked.resolved_by else gettext("someone")
             at = locked.resolved_at or timezone.now()  # set whenever resolved (a constraint)
             when = timezone.localtime(at).strftime("%Y-%m-%d %H:%M")
             raise Conflict(
-                f"risk flag {flag_id} was already {locked.status} by {by} at {when}",
+                gettext(ALREADY_RESOLVED[RiskFlagStatus(locked.status)])
+                % {"id": flag_id, "user": by, "when": when},
             )
         locked.status = RESOLVE_ACTIONS[action]
         locked.resolved_by = user  # type: ignore[assignment]  # a User; the FK is AUTH_USER_MODEL

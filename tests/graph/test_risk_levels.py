@@ -109,3 +109,50 @@ def test_one_zones_node_falling_below_ends_its_own_flag_only(
     assert after[SISTER].pk == before[SISTER].pk
     assert GraphRiskFlag.objects.get(pk=before[ZONE].pk).ended_at is not None
     assert TrailEvent.objects.filter(kind="graph.risk_flagged").count() == 2
+
+
+def lease_rows(office: str) -> list[dict[str, Any]]:
+    """One office's printer lease and the officer who approved it, under keys every office
+    uses (keys are unique per zone only)."""
+    return [
+        edge(
+            "decision:lease", "person:officer", "approved_by",
+            source_label=f"printer lease {office}", target_label=f"printer officer {office}",
+        )
+    ]  # fmt: skip
+
+
+def test_a_planet_answer_draws_each_zones_nodes_of_one_key_with_their_own_edges(
+    admin_api: Any,
+    sister_admin: Any,
+    person: Callable[..., Any],
+    client_for: Callable[[Any], Any],
+) -> None:
+    # given two zones of the planet, each with its own decision:lease approved by its own
+    # person:officer
+    post_lines(admin_api, ZONE, lease_rows("Tokyo"))
+    post_lines(sister_admin, SISTER, lease_rows("Osaka"))
+    planet = client_for(person("pia", Role.REVIEWER, PLANET))
+    # when the planet's reviewer asks the planet's graph about printers
+    response = planet.get("/api/v1/graph/query/", {"q": "printer", "zone": PLANET, "k": 4})
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    # then the answer holds four nodes, and each zone's edge joins that zone's two nodes
+    nodes = {n["id"]: n for n in body["subgraph"]["nodes"]}
+    assert sorted((n["zone"], n["key"]) for n in nodes.values()) == [
+        (ZONE, "decision:lease"), (ZONE, "person:officer"),
+        (SISTER, "decision:lease"), (SISTER, "person:officer"),
+    ]  # fmt: skip
+    edges = body["subgraph"]["edges"]
+    assert len(edges) == 2, edges  # one per zone, not one merged by their shared keys
+    drawn = sorted(
+        (nodes[e["source_id"]]["label"], e["type"], nodes[e["target_id"]]["label"]) for e in edges
+    )
+    assert drawn == [
+        ("printer lease Osaka", "approved_by", "printer officer Osaka"),
+        ("printer lease Tokyo", "approved_by", "printer officer Tokyo"),
+    ]
+    assert all(e["source"] == "decision:lease" for e in edges)
+    # and the answer states each office's fact with its own labels, never one for the other
+    assert "printer lease Tokyo” approved by person “printer officer Tokyo”" in body["answer"]
+    assert "printer lease Osaka” approved by person “printer officer Osaka”" in body["answer"]

@@ -3,10 +3,12 @@ graph updates and periodically, resolved (acknowledged or dismissed) with a note
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from django.conf import settings
+from django.utils import translation
 
 from graph.models import GraphRiskFlag
 from tests.graph.conftest import ZONE, edge
@@ -281,3 +283,62 @@ def test_graph_changes_over_rest_are_scanned_after_commit(
     assert (gone["id"], gone["status"], gone["above_threshold"]) == (flag.pk, "open", False)
     assert gone["label"] is None
     assert by_node["person:idle"]["above_threshold"] is True
+
+
+@pytest.fixture
+def _language_restored() -> Iterator[None]:
+    """LocaleMiddleware leaves the request's language active in the test's thread."""
+    before = translation.get_language()
+    yield
+    translation.activate(before or settings.LANGUAGE_CODE)
+
+
+@pytest.mark.usefixtures("_language_restored")
+def test_a_japanese_reviewer_is_refused_in_japanese(
+    hotspot: GraphRiskFlag,
+    reviewer_api: Any,
+    planet_api: Any,
+    person: Callable[..., Any],
+    client_for: Callable[[Any], Any],
+) -> None:
+    from coordinates.models import Role
+
+    url = f"/api/v1/graph/risk/flags/{hotspot.pk}/resolve/"
+    note = "既知: 二人の休職中の同僚の代理を務めています。"
+    japanese: dict[str, Any] = {"format": "json", "HTTP_ACCEPT_LANGUAGE": "ja"}
+
+    def refused(api: Any, path: str, body: dict[str, Any]) -> tuple[int, str]:
+        answer = api.post(path, body, **japanese)
+        return answer.status_code, answer.json()["error"]["message"]
+
+    # each refusal of a review reads in Japanese, with the flag, level and reviewer named
+    assert refused(planet_api, url, {"action": "acknowledge", "note": " "}) == (
+        400,
+        "メモは必須です。フラグを了承または却下する理由を記入してください",
+    )
+    assert refused(planet_api, url, {"action": "acknowledge", "note": "x" * 2001}) == (
+        400,
+        "メモが 2000 文字を超えています",
+    )
+    assert refused(planet_api, url, {"action": "ignore", "note": note}) == (
+        400,
+        "action は acknowledge（了承）または dismiss（却下）にしてください",
+    )
+    missing = f"/api/v1/graph/risk/flags/{hotspot.pk + 1000}/resolve/"
+    assert refused(planet_api, missing, {"action": "dismiss", "note": note}) == (
+        404,
+        f"リスクフラグ {hotspot.pk + 1000} はありません",
+    )
+    assert refused(reviewer_api, url, {"action": "dismiss", "note": note}) == (
+        403,
+        f"このフラグをレビューできるのは {PLANET} 以上のレビュアーまたはゾーン管理者だけです",
+    )
+    assert planet_api.post(url, {"action": "dismiss", "note": note}, **japanese).status_code == 200
+    galaxy = client_for(person("gus", Role.ZONE_ADMIN, "G1"))
+    status, said = refused(galaxy, url, {"action": "acknowledge", "note": note})
+    assert status == 409
+    assert said.startswith(f"リスクフラグ {hotspot.pk} は ")
+    assert said.endswith(" に pia が既に却下しています")
+    # and a client that asks for nothing is still answered in English
+    english = galaxy.post(url, {"action": "acknowledge", "note": note}, format="json")
+    assert "was already dismissed by pia at " in english.json()["error"]["message"]
