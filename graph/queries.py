@@ -355,6 +355,8 @@ def graph_answer(
     nodes = [_node(graph, r, score=round(float(relevance[r]), 6)) for r in chosen.tolist()]
     edges = _edges_among(graph, rows, mask)
     pieces = [[graph.keys[int(r)] for r in piece] for piece in gaps.components]
+    # the same pieces by node id: a level's zones may hold nodes of one key
+    ids = [[graph.node_ids[int(r)] for r in piece] for piece in gaps.components]
     # At the top of the tree the escalation stays with the galaxy's own authority.
     escalated_to = str(zone.parent or zone) if outcome == "escalate" else None
     report = {
@@ -377,7 +379,10 @@ def graph_answer(
         "answer": _answer_text(outcome, nodes, edges, pieces, escalated_to),
         "subgraph": {"nodes": nodes, "edges": edges},
         "structural_gaps": (
-            [{"between": [pieces[a], pieces[b]]} for a, b in gaps.gaps]
+            [
+                {"between": [pieces[a], pieces[b]], "between_ids": [ids[a], ids[b]]}
+                for a, b in gaps.gaps
+            ]
             if outcome == "qualified"
             else []
         ),

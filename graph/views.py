@@ -19,12 +19,20 @@ def explorer(request: HttpRequest) -> HttpResponse:
     """Ask the graph a question in a zone; see the evidence subgraph, its cohesion against the
     zone's threshold, the gate outcome, structural gaps and risk concentration. `?zone=&q=`
     (the links from the queue's risk hotspots) fill the form in and ask at once."""
-    zones = [z.coordinate for z in visible_zones(request.user) if z.level == Level.ZONE]
+    # A zone, or a level the reader reads whole (a planet's reviewer asks the planet: its
+    # zones' graphs together); levels above the reader's scopes are seen but not read.
+    scopes = reader_scopes(request.user)
+    places = sorted(
+        z.coordinate
+        for z in visible_zones(request.user)
+        if z.level != Level.AGENT and (z.level == Level.ZONE or in_scopes(z.coordinate, scopes))
+    )
+    zones = [p for p in places if p.count(".") == 3]
     return render(
         request,
         "graph/explorer.html",
         {
-            "zones": sorted(zones),
+            "zones": places,
             "zone": request.GET.get("zone") or (zones[0] if zones else ""),
             "q": request.GET.get("q", "")[:2000],
         },

@@ -37,22 +37,32 @@
   }
 
   function draw(container, nodes, edges, gaps) {
+    // A level's answer may hold two zones' nodes of one key: where the API names node ids
+    // (nodes' id, edges' source_id and target_id), the drawing tells them apart by id.
+    var byId = nodes.length > 0 && nodes.every(function (n) { return n.id != null; })
+      && edges.every(function (e) { return e.source_id != null && e.target_id != null; });
+    function nodeRef(n) { return byId ? "n" + n.id : n.key; }
+    // a gap joins the first nodes of two pieces, named by id and by key
+    function end(gap, k) { return byId && gap.ids ? "n" + gap.ids[k] : gap.keys[k]; }
     var elements = [];
     nodes.forEach(function (n) {
       elements.push({ data: {
-        id: n.key, label: n.label, type: n.type,
+        id: nodeRef(n), label: n.label, type: n.type,
         colour: NODE_COLOUR[n.type] || "#999", ring: red(n.risk), ringWidth: n.risk ? 2 + 8 * n.risk : 1
       } });
     });
     edges.forEach(function (e, i) {
       elements.push({ data: {
-        id: "e" + i, source: e.source, target: e.target, label: edgeWord(e.type),
+        id: "e" + i,
+        source: byId ? "n" + e.source_id : e.source,
+        target: byId ? "n" + e.target_id : e.target,
+        label: edgeWord(e.type),
         colour: EDGE_COLOUR[e.type] || "#999", width: 1 + 3 * (e.weight || 0), line: "solid"
       } });
     });
-    (gaps || []).forEach(function (pair, i) {
+    (gaps || []).forEach(function (gap, i) {
       elements.push({ data: {
-        id: "gap" + i, source: pair[0], target: pair[1], label: edgeWord("gap"),
+        id: "gap" + i, source: end(gap, 0), target: end(gap, 1), label: edgeWord("gap"),
         colour: "#b3261e", width: 2, line: "dashed"
       } });
     });
@@ -133,7 +143,10 @@
           var li = document.createElement("li");
           li.textContent = t("gap", { one: gap.between[0].join(", "), other: gap.between[1].join(", ") });
           list.appendChild(li);
-          dashed.push([gap.between[0][0], gap.between[1][0]]);
+          dashed.push({
+            keys: [gap.between[0][0], gap.between[1][0]],
+            ids: gap.between_ids ? [gap.between_ids[0][0], gap.between_ids[1][0]] : null
+          });
         });
         draw(canvas, body.subgraph.nodes, body.subgraph.edges, dashed);
       }).catch(function (error) {
