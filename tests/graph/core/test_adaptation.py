@@ -94,3 +94,51 @@ def test_a_wrong_answer_never_lowers_tau_and_a_right_one_never_raises_it(
         state = ThresholdState(tau=tau, error_above=error, agreement_below=agreement)
         assert adapt_cohesion_tau(state, cohesion, False).tau >= tau
         assert adapt_cohesion_tau(state, cohesion, True).tau <= tau
+
+
+def test_an_answer_exactly_at_tau_was_let_through_and_counts_against_it() -> None:
+    # the gate lets an answer whose cohesion equals tau_c through (graph_grade's >=), so its
+    # verdict is one on the answers above, not on those held back
+    state = adapt_cohesion_tau(ThresholdState(tau=MEDIUM), MEDIUM, False, weight=1.0)
+    assert state.error_above == 1.0
+    assert state.agreement_below == 0.0
+    assert state.tau == pytest.approx(MEDIUM + 0.01)
+
+
+def test_a_mark_is_passed_only_beyond_it_for_errors_and_at_it_for_agreement() -> None:
+    # one wrong answer from a clean average at weight 0.1: the error average is exactly 0.1,
+    # not more than the 10% allowed, so tau_c stays
+    held = adapt_cohesion_tau(ThresholdState(tau=0.30), 0.40, False, weight=0.1)
+    assert held.error_above == 0.1
+    assert held.tau == 0.30
+    # one right answer below at a 10% agreement mark: at the mark is enough, one step down
+    lowered = adapt_cohesion_tau(
+        ThresholdState(tau=0.30), 0.20, True, weight=0.1, min_agreement_below=0.1
+    )
+    assert lowered.agreement_below == 0.1
+    assert lowered.tau == pytest.approx(0.29)
+
+
+def test_the_weight_given_is_the_one_each_side_averages_with() -> None:
+    above = adapt_cohesion_tau(ThresholdState(tau=0.3, error_above=0.5), 0.4, False, weight=0.5)
+    assert above.error_above == 0.75
+    below = adapt_cohesion_tau(ThresholdState(tau=0.3, agreement_below=0.5), 0.2, True, weight=0.5)
+    assert below.agreement_below == 0.75
+    # and a stream passes its options on to every verdict
+    streamed = adapted_cohesion_tau(ThresholdState(tau=0.3), [(0.4, False)], weight=1.0)
+    assert streamed.error_above == 1.0
+    assert ema(0.2, 1.0, 1.0) == 1.0  # a weight of 1 keeps only the newest observation
+
+
+def test_bad_settings_are_refused_by_name_and_the_edges_of_the_range_are_taken() -> None:
+    with pytest.raises(ValueError, match=r"^cohesion must be finite, got nan$"):
+        adapt_cohesion_tau(ThresholdState(tau=0.3), float("nan"), True)
+    with pytest.raises(ValueError, match=r"^need 0 <= floor <= ceiling <= 1, got 0\.1, 1\.5$"):
+        adapt_cohesion_tau(ThresholdState(tau=0.3), 0.4, True, floor=0.1, ceiling=1.5)
+    with pytest.raises(ValueError, match=r"^weight must be in \(0, 1\], got 1\.5$"):
+        ema(0.0, 1.0, 1.5)
+    # floor 0, ceiling 1 and a floor equal to its ceiling (tau_c pinned) are all allowed
+    assert adapt_cohesion_tau(ThresholdState(tau=0.0), 0.2, True, floor=0.0).tau == 0.0
+    assert adapt_cohesion_tau(ThresholdState(tau=1.0), 1.0, False, ceiling=1.0, weight=1).tau == 1
+    pinned = adapt_cohesion_tau(ThresholdState(tau=0.2), 0.4, False, floor=0.2, ceiling=0.2)
+    assert pinned.tau == 0.2
