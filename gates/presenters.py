@@ -694,10 +694,13 @@ def explanation(
             % {"claims": ", ".join(str(k) for k in unsupported)}
         )
     if gate in ("required", "blocked") and required and kept < required:
-        parts.append(
+        # Whose number it is: the zone's own, or (policy 0) what the question asks for.
+        wanted = (
             gettext("%(kept)s of the %(required)s sources the zone requires")
-            % {"kept": kept, "required": required}
+            if policy.get("required_evidence")
+            else gettext("%(kept)s of the %(required)s sources the question asks for")
         )
+        parts.append(wanted % {"kept": kept, "required": required})
     if weakest is not None and tau is not None:
         number, score = weakest
         parts.append(
