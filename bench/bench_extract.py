@@ -1,4 +1,5 @@
-"""Typed-edge extraction on the hand-labelled policy passages (bench/data/extract_gold.json):
+"""Typed-edge extraction on the hand-labelled policy passages (bench/data/extract_gold.json,
+and the held-out bench/data/extract_heldout.json):
 precision, recall and F1 of typed edges for the regular-expression extractor and the NLP one
 (spaCy rules; Japanese on SudachiPy, or GiNZA when installed) side by side, per language,
 and the CPU each costs per 1,000 words (Japanese: per 1,000 characters), pipelines loaded
@@ -29,7 +30,10 @@ from graph.extract_nlp import (  # noqa: E402
     nlp_available,
 )
 
-GOLD = ROOT / "bench" / "data" / "extract_gold.json"
+DATA = ROOT / "bench" / "data"
+# The rules were written beside extract_gold.json; extract_heldout.json was labelled after they
+# were fixed and is never used to change them: its figures are the honest ones.
+SETS = {"labelled": DATA / "extract_gold.json", "held out": DATA / "extract_heldout.json"}
 
 
 class Passage(TypedDict):
@@ -38,8 +42,8 @@ class Passage(TypedDict):
     edges: list[list[str]]  # [source, relation, target]
 
 
-def load() -> list[Passage]:
-    documents: list[Passage] = json.loads(GOLD.read_text("utf-8"))["documents"]
+def load(path: Path) -> list[Passage]:
+    documents: list[Passage] = json.loads(path.read_text("utf-8"))["documents"]
     return documents
 
 
@@ -89,7 +93,12 @@ def run(documents: list[Passage], engine: str, language: str) -> tuple[str, floa
 
 
 def main() -> None:
-    documents = load()
+    for name, path in SETS.items():
+        print(f"== {name} ({path.name})")
+        report(load(path))
+
+
+def report(documents: list[Passage]) -> None:
     sentences = sum(d["text"].count(".") + d["text"].count("。") for d in documents)
     edges = sum(len(d["edges"]) for d in documents)
     print(f"{len(documents)} passages, {sentences} sentences, {edges} gold edges")
