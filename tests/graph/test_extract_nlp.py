@@ -180,3 +180,42 @@ def test_without_the_nlp_extra_a_stored_policy_gets_only_the_regex_edges(
     assert not GraphEdge.objects.filter(edge_type="escalated_to").exists()
     approver = GraphEdge.objects.get(edge_type="approved_by")
     assert approver.target.key == f"person:{ZONE}:finance director"
+
+
+@pytest.mark.django_db
+def test_the_same_role_named_in_two_zones_is_two_nodes_each_in_its_own_zone(
+    ingest: Callable[..., Any],
+) -> None:
+    pytest.importorskip("spacy")
+    from graph.models import GraphEdge
+    from tests.graph.conftest import ZONE
+
+    other = "G1.U1.P2.Z1"
+    text = "Expense policy\n\nThe Finance Director approves expense claims.\n"
+    ingest(text, title="Expense policy", key="expense")
+    ingest(text, title="Expense policy", key="expense", zone=other)
+    approvals = GraphEdge.objects.filter(edge_type="approved_by").select_related("source", "target")
+    assert {(e.zone, e.source.zone, e.target.key) for e in approvals} == {
+        (ZONE, ZONE, f"person:{ZONE}:finance director"),
+        (other, other, f"person:{other}:finance director"),
+    }
+
+
+@pytest.mark.django_db
+def test_a_stored_japanese_rule_puts_its_reporting_line_on_the_graph(
+    ingest: Callable[..., Any],
+) -> None:
+    pytest.importorskip("spacy")
+    from graph.models import GraphEdge
+    from tests.graph.conftest import ZONE
+
+    ingest(
+        "経費規程\n\n経理部長は支払申請を承認する。同部は財務部長に報告する。\n",
+        title="経費規程",
+        key="keihi",
+    )
+    line = GraphEdge.objects.select_related("source", "target").get(edge_type="escalated_to")
+    assert (line.source.key, line.target.key) == (
+        f"department:{ZONE}:経理部",
+        f"person:{ZONE}:財務部長",
+    )
