@@ -4,7 +4,7 @@ zone's governance figures there too (`gates.dashboard`)."""
 from django.urls import URLPattern, path
 
 from audit import api, views
-from gates import advice_views, conflicts, dashboard
+from gates import advice_views, conflicts, dashboard, learning_page
 
 urlpatterns: list[URLPattern] = [
     path("audit/", views.audit_search, name="audit"),
@@ -19,6 +19,12 @@ api_urlpatterns: list[URLPattern] = [
     path("trail/public-key/", api.TrailPublicKeyView.as_view(), name="trail-public-key"),
     # The governance dashboard's figures (gates.kpis), read by zone admins and auditors.
     path("zones/<str:coordinate>/kpis/", dashboard.ZoneKpisView.as_view(), name="zone-kpis"),
+    # The requery model of seed 000 §8.1 (gates.requery_model), beside the KPIs it refines.
+    path(
+        "zones/<str:coordinate>/requery-model/",
+        learning_page.ZoneRequeryModelView.as_view(),
+        name="zone-requery-model",
+    ),
     # Threshold advice (gates.advice): tau against its human share and wrong share.
     path(
         "zones/<str:coordinate>/advice/", advice_views.ZoneAdviceView.as_view(), name="zone-advice"

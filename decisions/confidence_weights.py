@@ -165,13 +165,15 @@ def weights_propose(
             )
             % {"zone": zone.coordinate, "n": n, "minimum": minimum},
         )
-    fit = weights_fit.weights_with_figures(
-        examples.signals, examples.supported, current_weights(zone)
-    )
+    current = current_weights(zone)
+    fit = weights_fit.weights_with_figures(examples.signals, examples.supported, current)
+    # The fit depends on the current weights too (the prior's centre): a policy edit since
+    # the preview changes the fingerprint as a new verdict does.
+    fingerprint = hashlib.sha256(f"{examples.fingerprint}|{current}".encode()).hexdigest()[:16]
     return WeightsProposal(
         zone=zone.coordinate,
         verdicts=n,
-        fingerprint=examples.fingerprint,
+        fingerprint=fingerprint,
         fit=fit,
         window=window,
     )

@@ -16,13 +16,21 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from decisions import calibration
 from decisions import confidence_weights as weights
+from decisions.api_calibration import _COORDINATE
+from decisions.api_calibration import _zone as _api_zone
 from evidence import weights_fit
 from gates.calibration_page import _zone_for
 from gates.requery_model import requery_model
 from maria.errors import ApplicationError
+from maria.openapi import error_responses
 
 FIGURES = (
     ("brier", gettext_lazy("Brier score")),
@@ -162,3 +170,16 @@ def zone_weights_rollback(request: HttpRequest, coordinate: str) -> HttpResponse
         ),
         _("Weights rolled back in policy version %(version)s."),
     )
+
+
+class ZoneRequeryModelView(APIView):
+    """GET /api/v1/zones/{c}/requery-model/: the fit and its held-back figures, or why not."""
+
+    @extend_schema(
+        summary="The zone's requery model (seed 000 §8.1): k, s fitted on its refusals, with "
+        "held-back log loss beside the constant rate's (zone admins and auditors)",
+        parameters=[_COORDINATE],
+        responses={200: OpenApiTypes.OBJECT, **error_responses(400, 403, 404)},
+    )
+    def get(self, request: Request, coordinate: str) -> Response:
+        return Response(requery_model(_api_zone(request, coordinate)).as_dict())

@@ -125,3 +125,25 @@ def test_refusals_are_labelled_as_the_kpi_counts_requeries(
     assert fitted.fit is not None
     assert fitted.fit.fitted_on == 1
     assert fitted.fit.model.n == 1
+
+
+def test_the_requery_model_api_reads_like_the_page_and_only_for_the_zones_readers(
+    org: Any,
+    clock: Clock,
+    policy_doc: Any,
+    submit: Callable[..., Any],
+    person: Callable[..., Any],
+    client_for: Callable[[Any], Any],
+) -> None:
+    clock.now = START
+    submit([{"text": WRONG_NUMBER, "citations": [cite(policy_doc)]}])
+    clock.now = START + timedelta(hours=1)
+    url = f"/api/v1/zones/{ZONE}/requery-model/"
+    body = client_for(person("otto", Role.AUDITOR, ZONE)).get(url).json()
+    assert body["refusals"] == 1
+    assert body["fit"] is None
+    assert f"needs {weights_fit.MIN_REFUSALS}" in body["why_not"]
+    assert body["requery_seconds"] == 300.0
+    stranger = client_for(person("sam", Role.ZONE_ADMIN, OTHER)).get(url)
+    assert stranger.status_code == 404
+    assert stranger.json()["error"]["field"] == "coordinate"
