@@ -4,7 +4,7 @@ zone's governance figures there too (`gates.dashboard`)."""
 from django.urls import URLPattern, path
 
 from audit import api, views
-from gates import advice_views, conflicts, dashboard, learning_views
+from gates import advice_views, conflicts, dashboard, learning_page, learning_views
 
 urlpatterns: list[URLPattern] = [
     path("audit/", views.audit_search, name="audit"),
@@ -24,6 +24,12 @@ api_urlpatterns: list[URLPattern] = [
         "zones/<str:coordinate>/learning/",
         learning_views.ZoneLearningView.as_view(),
         name="zone-learning",
+    ),
+    # The requery model of seed 000 §8.1 (gates.requery_model), beside the KPIs it refines.
+    path(
+        "zones/<str:coordinate>/requery-model/",
+        learning_page.ZoneRequeryModelView.as_view(),
+        name="zone-requery-model",
     ),
     # Threshold advice (gates.advice): tau against its human share and wrong share.
     path(

@@ -7,6 +7,7 @@ from decisions import (
     api_periodic,
     api_rereview,
     api_reviews,
+    api_weights,
 )
 
 urlpatterns = [
@@ -35,6 +36,21 @@ urlpatterns = [
         )
         for action in ("claim", "release", "close")
     ],
+    path(
+        "zones/<str:coordinate>/confidence-weights/",
+        api_weights.ConfidenceWeightsView.as_view(),
+        name="zone-confidence-weights",
+    ),
+    path(
+        "zones/<str:coordinate>/confidence-weights/adopt/",
+        api_weights.ConfidenceWeightsAdoptView.as_view(),
+        name="zone-confidence-weights-adopt",
+    ),
+    path(
+        "zones/<str:coordinate>/confidence-weights/rollback/",
+        api_weights.ConfidenceWeightsRollbackView.as_view(),
+        name="zone-confidence-weights-rollback",
+    ),
     path(
         "zones/<str:coordinate>/calibration/",
         api_calibration.ZoneCalibrationListView.as_view(),

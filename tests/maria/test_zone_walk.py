@@ -837,6 +837,29 @@ ROUTES: dict[str, Spec] = {
     },
     "zones/<str:coordinate>/calibration/": Spec(params={"coordinate": "coordinate"}),
     "zones/<str:coordinate>/calibration/propose/": Spec(params={"coordinate": "coordinate"}),
+    # learned confidence weights and the requery model (issue 30 point 2)
+    "api/v1/zones/<str:coordinate>/confidence-weights/": Spec(params={"coordinate": "coordinate"}),
+    **{
+        f"{prefix}/adopt/": Spec(
+            params={"coordinate": "coordinate"},
+            body=lambda w: {"reason": "walk", "fingerprint": "walk"},
+        )
+        for prefix in (
+            "api/v1/zones/<str:coordinate>/confidence-weights",
+            "zones/<str:coordinate>/learned/weights",
+        )
+    },
+    **{
+        f"{prefix}/rollback/": Spec(
+            params={"coordinate": "coordinate"}, body=lambda w: {"reason": "walk", "version": 1}
+        )
+        for prefix in (
+            "api/v1/zones/<str:coordinate>/confidence-weights",
+            "zones/<str:coordinate>/learned/weights",
+        )
+    },
+    "zones/<str:coordinate>/learned/": Spec(params={"coordinate": "coordinate"}),
+    "api/v1/zones/<str:coordinate>/requery-model/": Spec(params={"coordinate": "coordinate"}),
     "zones/<str:coordinate>/reviews/download/": Spec(
         params={"coordinate": "coordinate"}, queries=lambda w: ["?format=csv", "?format=jsonl"]
     ),
