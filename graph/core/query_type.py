@@ -19,11 +19,12 @@ from scipy.stats import kurtosis, skew
 QueryType = Literal["causal", "comparative"]
 Method = Literal["hop", "ppr"]
 
-# §8.5's two modes: causal evidence above 0.3, comparative below 0.1; with no bimodal
-# history of its own a zone splits halfway between them.
+# §8.5's two modes: causal evidence above 0.3, comparative below 0.1. With no bimodal
+# history of its own a zone splits at §11.4's gate threshold 0.15, which lies between them;
+# the midpoint 0.2 would call the paper's own 4-node chain (directed cohesion 3/16) loose.
 CAUSAL_COHESION = 0.3
 COMPARATIVE_COHESION = 0.1
-PAPER_SPLIT = (CAUSAL_COHESION + COMPARATIVE_COHESION) / 2
+PAPER_SPLIT = 0.15
 # Sarle's coefficient of a uniform distribution: above it a sample is read as bimodal.
 BIMODAL_BC = 5.0 / 9.0
 # Fewer cohesion scores than this say nothing reliable about the shape of their spread.
@@ -73,7 +74,7 @@ class CohesionSplit:
 
 def cohesion_split(history: ArrayLike) -> CohesionSplit:
     """The zone's own split when its past cohesion scores are bimodal (BC > 5/9 over at
-    least MIN_HISTORY answers), else the paper's: halfway between 0.1 and 0.3."""
+    least MIN_HISTORY answers), else the paper's gate threshold 0.15 (between 0.1 and 0.3)."""
     sample = np.asarray(history, dtype=np.float64).ravel()
     sample = sample[np.isfinite(sample)]
     if sample.size < MIN_HISTORY:

@@ -62,7 +62,9 @@ def test_too_short_a_history_keeps_the_papers_split() -> None:
     scores = _papers_two_modes(each=(MIN_HISTORY - 1) // 2)
     assert cohesion_split(scores).source == "paper"
     assert cohesion_split(_papers_two_modes(each=MIN_HISTORY // 2)).source == "history"
-    assert pytest.approx(0.2) == PAPER_SPLIT
+    # §11.4's tau = 0.15, between §8.5's modes; the paper's 4-node chain (3/16) is causal
+    assert PAPER_SPLIT == 0.15
+    assert query_type(3 / 16, PAPER_SPLIT) == "causal"
 
 
 def test_method_follows_the_query_type() -> None:
