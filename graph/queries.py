@@ -336,41 +336,40 @@ def _asked(method: str) -> dict[str, Any]:
 
 
 def _by_query_type(hop_cohesion: float, history: Sequence[float]) -> dict[str, Any]:
-    """Seed 002 §8.5 and §6.3: the h-hop evidence's cohesion against the zone's split
-    between causal and comparative questions picks h-hop or PPR; the body says why."""
+    """Seed 002 §8.5 and §6.3: the h-hop evidence's cohesion against the split between the
+    two groups the zone's past answers fall into picks h-hop or PPR. While they do not fall
+    into two groups there is no type to read, and h-hop (the default) answers. The body
+    says which and why."""
     split = cohesion_split(history)
-    kind = query_type(hop_cohesion, split.split)
-    values = {"cohesion": f"{hop_cohesion:.3f}", "split": f"{split.split:.3f}"}
-    if kind == "causal":
-        reason = gettext(
-            "The h-hop evidence hangs together (cohesion %(cohesion)s, at least %(split)s): "
-            "a causal chain, traced by h-hop diffusion."
-        )
-    else:
-        reason = gettext(
-            "The h-hop evidence is loose (cohesion %(cohesion)s, below %(split)s): an open or "
-            "comparative question, answered by personalised PageRank over every depth."
-        )
-    if split.source == "history":
-        source = gettext(
-            "The split is where this zone's last %(count)s answers divide into two groups."
-        ) % {"count": split.history}
-    else:
-        source = gettext(
-            "The split is the paper's 0.15, between its two groups (below 0.1, above 0.3): "
-            "this zone's answers do not yet fall into two groups."
-        )
-    return {
+    values = {"cohesion": f"{hop_cohesion:.3f}", "count": split.history}
+    choice: dict[str, Any] = {
         "asked": "auto",
-        "used": method_for(kind),
-        "query_type": kind,
         "hop_cohesion": round(hop_cohesion, 6),
-        "split": round(split.split, 6),
-        "split_from": split.source,
+        "split": None if split.split is None else round(split.split, 6),
         "bimodality": None if split.bimodality is None else round(split.bimodality, 6),
         "history": split.history,
-        "reason": f"{reason % values} {source}",
     }
+    if split.split is None:
+        reason = gettext(
+            "The last %(count)s answers of this zone do not fall into two groups by cohesion, "
+            "so there is no query type to read; h-hop diffusion, the default, answered."
+        )
+        return {**choice, "used": "hop", "query_type": None, "reason": reason % values}
+    kind = query_type(hop_cohesion, split.split)
+    values["split"] = f"{split.split:.3f}"
+    if kind == "causal":
+        reason = gettext(
+            "The h-hop evidence hangs together (cohesion %(cohesion)s, at least %(split)s, "
+            "where this zone's last %(count)s answers divide): a causal chain, traced by h-hop "
+            "diffusion."
+        )
+    else:
+        reason = gettext(
+            "The h-hop evidence is loose (cohesion %(cohesion)s, below %(split)s, where this "
+            "zone's last %(count)s answers divide): an open or comparative question, answered "
+            "by personalised PageRank over every depth."
+        )
+    return {**choice, "used": method_for(kind), "query_type": kind, "reason": reason % values}
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,12 @@ from scipy.stats import kurtosis, skew
 QueryType = Literal["causal", "comparative"]
 Method = Literal["hop", "ppr"]
 
-# §8.5's two modes: causal evidence above 0.3, comparative below 0.1. With no bimodal
-# history of its own a zone splits at §11.4's gate threshold 0.15, which lies between them;
-# the midpoint 0.2 would call the paper's own 4-node chain (directed cohesion 3/16) loose.
+# §8.5's two modes: causal evidence above 0.3, comparative below 0.1. They are not used as
+# fixed cuts: this product's cohesion (directed, over |S|^2 ordered pairs, k = 8) keeps
+# tree-like evidence at or below (k-1)/k^2 = 0.11, so a zone's split is read from its own
+# answers, where the two groups fall (bench/bench_graph_eval.py).
 CAUSAL_COHESION = 0.3
 COMPARATIVE_COHESION = 0.1
-PAPER_SPLIT = 0.15
 # Sarle's coefficient of a uniform distribution: above it a sample is read as bimodal.
 BIMODAL_BC = 5.0 / 9.0
 # Fewer cohesion scores than this say nothing reliable about the shape of their spread.
@@ -64,25 +64,26 @@ def two_mode_split(values: ArrayLike) -> float:
 
 @dataclass(frozen=True)
 class CohesionSplit:
-    """Where causal ends and comparative begins, and what it was read from."""
+    """Where causal ends and comparative begins (None: the scores are not two groups),
+    with the coefficient and the number of scores it was read from."""
 
-    split: float
-    source: Literal["history", "paper"]
+    split: float | None
     bimodality: float | None
     history: int
 
 
 def cohesion_split(history: ArrayLike) -> CohesionSplit:
-    """The zone's own split when its past cohesion scores are bimodal (BC > 5/9 over at
-    least MIN_HISTORY answers), else the paper's gate threshold 0.15 (between 0.1 and 0.3)."""
+    """The split of past cohesion scores that fall into two groups (Sarle's BC > 5/9 over
+    at least MIN_HISTORY scores, §8.5); None otherwise: without two groups there is no
+    type to read a question's cohesion as."""
     sample = np.asarray(history, dtype=np.float64).ravel()
     sample = sample[np.isfinite(sample)]
     if sample.size < MIN_HISTORY:
-        return CohesionSplit(PAPER_SPLIT, "paper", None, int(sample.size))
+        return CohesionSplit(None, None, int(sample.size))
     bc = bimodality_coefficient(sample)
     if not bc > BIMODAL_BC:
-        return CohesionSplit(PAPER_SPLIT, "paper", None if np.isnan(bc) else bc, int(sample.size))
-    return CohesionSplit(two_mode_split(sample), "history", bc, int(sample.size))
+        return CohesionSplit(None, None if np.isnan(bc) else bc, int(sample.size))
+    return CohesionSplit(two_mode_split(sample), bc, int(sample.size))
 
 
 def query_type(cohesion: float, split: float) -> QueryType:

@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 from graph.core.query_type import (
     BIMODAL_BC,
     MIN_HISTORY,
-    PAPER_SPLIT,
     bimodality_coefficient,
     cohesion_split,
     method_for,
@@ -30,7 +29,7 @@ def test_the_papers_two_modes_are_bimodal_and_split_between_01_and_03() -> None:
     scores = _papers_two_modes()
     assert bimodality_coefficient(scores) > BIMODAL_BC
     split = cohesion_split(scores)
-    assert split.source == "history"
+    assert split.split is not None
     assert 0.09 < split.split < 0.30
     assert query_type(0.34, split.split) == "causal"
     assert query_type(0.04, split.split) == "comparative"
@@ -41,7 +40,7 @@ def test_one_mode_is_not_read_as_two() -> None:
     normal = rng.normal(0.2, 0.03, 400)
     assert bimodality_coefficient(normal) < BIMODAL_BC
     split = cohesion_split(normal)
-    assert (split.source, split.split) == ("paper", PAPER_SPLIT)
+    assert split.split is None
     assert split.bimodality is not None
     assert split.bimodality < BIMODAL_BC
 
@@ -58,20 +57,18 @@ def test_sarles_coefficient_of_known_shapes() -> None:
         bimodality_coefficient([0.1, 0.2, 0.3])
 
 
-def test_too_short_a_history_keeps_the_papers_split() -> None:
-    scores = _papers_two_modes(each=(MIN_HISTORY - 1) // 2)
-    assert cohesion_split(scores).source == "paper"
-    assert cohesion_split(_papers_two_modes(each=MIN_HISTORY // 2)).source == "history"
-    # §11.4's tau = 0.15, between §8.5's modes; the paper's 4-node chain (3/16) is causal
-    assert PAPER_SPLIT == 0.15
-    assert query_type(3 / 16, PAPER_SPLIT) == "causal"
+def test_too_short_a_history_has_no_split() -> None:
+    scores = _papers_two_modes(each=MIN_HISTORY // 2)[1:]
+    assert cohesion_split(scores).split is None
+    assert cohesion_split(scores).history == MIN_HISTORY - 1
+    assert cohesion_split(_papers_two_modes(each=MIN_HISTORY // 2)).split is not None
 
 
 def test_method_follows_the_query_type() -> None:
     """§6.3: a causal chain by h-hop, an open-ended or comparative question by PPR."""
     assert method_for("causal") == "hop"
     assert method_for("comparative") == "ppr"
-    assert query_type(PAPER_SPLIT, PAPER_SPLIT) == "causal"
+    assert query_type(0.2, 0.2) == "causal"
 
 
 @given(st.lists(st.tuples(st.floats(0.0, 0.1), st.floats(0.3, 0.4)), min_size=2, max_size=30))
