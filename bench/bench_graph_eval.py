@@ -33,6 +33,8 @@ import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import itertools
+
 from graph.core.cohesion import select_evidence, set_cohesion
 from graph.core.diffusion import h_hop, ppr
 from graph.core.evaluation import (
@@ -91,7 +93,7 @@ def organisation(name: str, noise: float, rng: np.random.Generator) -> Organisat
             depth = int(rng.integers(2, 5))  # 2 to 4 steps: proposal ... payment
             steps = [b.node() for _ in range(depth)]
             actors = [int(rng.choice(staff)) for _ in steps]
-            for a, c in zip(steps, steps[1:], strict=False):
+            for a, c in itertools.pairwise(steps):
                 b.link(a, c, float(rng.uniform(0.7, 1.0)))
             for step, actor in zip(steps, actors, strict=True):
                 b.link(step, actor, float(rng.uniform(0.7, 1.0)))
@@ -122,7 +124,7 @@ def organisation(name: str, noise: float, rng: np.random.Generator) -> Organisat
     for steps, actors in chains[::2]:
         x = background()
         x[steps] = [1.0, 0.3, 0.1, 0.0][: len(steps)]
-        path = list(zip(steps, steps[1:], strict=False))
+        path = list(itertools.pairwise(steps))
         path += list(zip(steps, actors, strict=True))
         questions.append(Question("causal", x, path, list(dict.fromkeys(actors))))
     for outcome, causes in outcomes:
@@ -133,7 +135,7 @@ def organisation(name: str, noise: float, rng: np.random.Generator) -> Organisat
             steps, actors = chains[i]
             x[steps[-1]] = max(x[steps[-1]], 0.3)
             path.append((steps[-1], outcome))
-            path += list(zip(steps, steps[1:], strict=False))
+            path += list(itertools.pairwise(steps))
             path += list(zip(steps, actors, strict=True))
             # distance from the outcome: the payment's actor first
             ranked += [(len(steps) - j, a) for j, a in enumerate(actors)]
