@@ -2,7 +2,7 @@
 
 Seed 002 §11.3: causal path accuracy (CPA) and responsibility chain F1 (RC-F1); §4.3: gamma
 chosen by grid search over [0.1, 0.9] in steps of 0.1 to maximise causal path accuracy on a
-held-out set of causal queries with known paths. docs/math.md §21.
+held-out set of causal queries with known paths. docs/math.md §13 and §20.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Seed 002 §8.5: cohesion scores are bimodal over queries; questions with a clear
 structure give cohesive evidence (> 0.3), questions across domain boundaries (comparative)
 give loose evidence (< 0.1), so a query can be classified by its cohesion. §6.3: h-hop
 diffusion for questions of a known causal depth (a chain to trace), PPR for open-ended
-ones (what contributed, compare), which gather evidence at every depth. docs/math.md §22.
+ones (what contributed, compare), which gather evidence at every depth. docs/math.md §14 and §20.
 """
 
 from __future__ import annotations
