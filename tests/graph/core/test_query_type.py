@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -85,3 +88,64 @@ def test_a_split_needs_two_distinct_values() -> None:
     with pytest.raises(ValueError, match="distinct"):
         two_mode_split([0.2, 0.2, 0.2])
     assert two_mode_split([0.1, 0.1, 0.5]) == pytest.approx(0.3)
+
+
+def _sarle_by_hand(values: list[float]) -> float:
+    """Sarle's coefficient from its definition (SAS): sample-adjusted skewness G1 and excess
+    kurtosis G2 from the central moments m2, m3, m4."""
+    n = len(values)
+    mean = sum(values) / n
+    m2, m3, m4 = (sum((v - mean) ** p for v in values) / n for p in (2, 3, 4))
+    g1 = m3 / m2**1.5 * math.sqrt(n * (n - 1)) / (n - 2)
+    g2 = ((n + 1) * (m4 / m2**2 - 3) + 6) * (n - 1) / ((n - 2) * (n - 3))
+    return (g1**2 + 1) / (g2 + 3 * (n - 1) ** 2 / ((n - 2) * (n - 3)))
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [0.02, 0.05, 0.31, 0.33, 0.36, 0.04],
+        [0.0, 0.1, 0.1, 0.9],  # four values: the fewest it is defined for
+        [0.05, 0.3, 0.32, 0.35, 0.36, 0.38, 0.4],
+    ],
+)
+def test_sarles_coefficient_of_small_samples_is_the_definitions(values: list[float]) -> None:
+    assert bimodality_coefficient(values) == pytest.approx(_sarle_by_hand(values), rel=1e-12)
+
+
+def test_sarles_coefficient_refuses_fewer_than_four_values_by_name() -> None:
+    with pytest.raises(ValueError, match=r"^the bimodality coefficient needs at least 4 values$"):
+        bimodality_coefficient([0.1, 0.2, 0.3])
+
+
+def test_a_split_reports_what_it_was_read_from() -> None:
+    scores = _papers_two_modes()
+    split = cohesion_split(scores)
+    assert split.bimodality == pytest.approx(bimodality_coefficient(scores))
+    assert split.history == scores.size
+    flat = cohesion_split([0.12] * MIN_HISTORY)  # no shape at all
+    assert (flat.split, flat.bimodality, flat.history) == (None, None, MIN_HISTORY)
+    normal = cohesion_split(np.random.default_rng(2).normal(0.2, 0.03, 50))
+    assert normal.history == 50
+
+
+@given(st.lists(st.floats(0.0, 1.0), min_size=2, max_size=25).filter(lambda v: len(set(v)) > 1))
+def test_the_split_leaves_the_least_spread_within_the_two_groups(values: list[float]) -> None:
+    """Otsu's cut: no other cut between sorted values leaves less squared spread within."""
+    ordered = sorted(values)
+
+    def within(cut: float) -> float:
+        low = [v for v in ordered if v < cut]
+        high = [v for v in ordered if v >= cut]
+        return sum(float(np.var(g)) * len(g) for g in (low, high) if g)
+
+    split = two_mode_split(values)
+    cuts = [(a + b) / 2 for a, b in itertools.pairwise(ordered) if a != b]
+    assert within(split) <= min(within(c) for c in cuts) + 1e-9
+
+
+def test_two_values_split_halfway_and_a_split_needs_them_distinct_by_name() -> None:
+    assert two_mode_split([0.1, 0.5]) == pytest.approx(0.3)
+    assert two_mode_split([0.1, 0.5, 0.5]) == pytest.approx(0.3)
+    with pytest.raises(ValueError, match=r"^a split needs at least two distinct values$"):
+        two_mode_split([0.4])
