@@ -10,12 +10,14 @@ PYTEST_ARGS ?=
 
 # Idempotent: reinstalls only when a pyproject.toml changed since the last install. The
 # Python client (clients/python) comes with its LangChain extra: tests/clients test both.
+# The nlp extra (spaCy, graph/extract_nlp.py) is part of the default install, so that
+# `make run` extracts typed relations and `make test` runs their tests.
 install: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml clients/python/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,nlp]'
 	$(BIN)/pip install --quiet -e './clients/python[langchain]'
 	touch $@
 

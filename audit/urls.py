@@ -4,7 +4,7 @@ zone's governance figures there too (`gates.dashboard`)."""
 from django.urls import URLPattern, path
 
 from audit import api, views
-from gates import advice_views, conflicts, dashboard
+from gates import advice_views, conflicts, dashboard, learning_views
 
 urlpatterns: list[URLPattern] = [
     path("audit/", views.audit_search, name="audit"),
@@ -19,6 +19,12 @@ api_urlpatterns: list[URLPattern] = [
     path("trail/public-key/", api.TrailPublicKeyView.as_view(), name="trail-public-key"),
     # The governance dashboard's figures (gates.kpis), read by zone admins and auditors.
     path("zones/<str:coordinate>/kpis/", dashboard.ZoneKpisView.as_view(), name="zone-kpis"),
+    # What the zone's answers teach it (gates.learning): hallucination types, agents, gaps.
+    path(
+        "zones/<str:coordinate>/learning/",
+        learning_views.ZoneLearningView.as_view(),
+        name="zone-learning",
+    ),
     # Threshold advice (gates.advice): tau against its human share and wrong share.
     path(
         "zones/<str:coordinate>/advice/", advice_views.ZoneAdviceView.as_view(), name="zone-advice"

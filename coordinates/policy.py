@@ -36,7 +36,10 @@ class PolicyValues:
     delta: float = 0.10  # width of the hedged and partial bands below tau
     floor: float = 0.30  # items below this confidence are noise (docs/math.md §1)
     refusal_floor: float = 0.40  # below this sufficiency an answer is blocked
-    required_evidence: int = 3  # items a claim needs for full completeness
+    # Evidence items an answer needs for full completeness (seed 000 §4.3); 0, the default:
+    # as many as its question asks for (evidence.questions.required_evidence_of, 2 for a
+    # simple lookup up to 10), a number: that many for every question in the zone.
+    required_evidence: int = 0
     w1: float = 0.40  # confidence weight of embedding similarity
     w2: float = 0.30  # ... of key-term coverage
     w3: float = 0.15  # ... of document recency
@@ -63,6 +66,9 @@ class PolicyValues:
     judge_moves: tuple[str, ...] = ()
     # The judge's confidence a move needs.
     judge_confidence: float = 0.90
+    # Source diversity (seed 000 §2.3): the distinct documents a high-stakes zone's answers
+    # must rest on; an answer on fewer is at least flagged. 1, the default: no requirement.
+    min_sources: int = 1
 
     def __post_init__(self) -> None:
         # Stored policies come back from JSON with lists: hold them as tuples, so that the
@@ -91,7 +97,9 @@ MAY_BE_EMPTY = frozenset({"judge_moves"})
 SYSTEM_DEFAULT = PolicyValues()
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(PolicyValues))
 NUMBER_FIELDS: tuple[str, ...] = tuple(name for name in FIELD_NAMES if name not in LIST_FIELDS)
-_INT_FIELDS = frozenset({"required_evidence", "hops", "approvals_required", "rereview_days"})
+_INT_FIELDS = frozenset(
+    {"required_evidence", "hops", "approvals_required", "rereview_days", "min_sources"}
+)
 _UNIT_FIELDS = frozenset(
     {
         "tau", "delta", "floor", "refusal_floor", "cohesion_tau", "risk_threshold",
@@ -209,12 +217,14 @@ def check_overrides(overrides: Mapping[str, Any]) -> list[PolicyProblem]:
                     said(gettext_noop("hops must be 0 to 10, got %(value)s"), {"value": value}),
                 )
             )
-        elif name == "required_evidence" and not 1 <= value <= 100:
+        elif name == "required_evidence" and not 0 <= value <= 100:
             problems.append(
                 PolicyProblem(
                     name,
                     said(
-                        gettext_noop("required_evidence must be 1 to 100, got %(value)s"),
+                        gettext_noop(
+                            "required_evidence must be 0 (by the question) to 100, got %(value)s"
+                        ),
                         {"value": value},
                     ),
                 )
@@ -225,6 +235,16 @@ def check_overrides(overrides: Mapping[str, Any]) -> list[PolicyProblem]:
                     name,
                     said(
                         gettext_noop("approvals_required must be 1 to 5, got %(value)s"),
+                        {"value": value},
+                    ),
+                )
+            )
+        elif name == "min_sources" and not 1 <= value <= 10:
+            problems.append(
+                PolicyProblem(
+                    name,
+                    said(
+                        gettext_noop("min_sources must be 1 to 10, got %(value)s"),
                         {"value": value},
                     ),
                 )

@@ -4,10 +4,12 @@ release; zone admins with the permission override blocked answers. Thin: service
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext
 from drf_spectacular.extensions import OpenApiSerializerExtension
@@ -33,6 +35,7 @@ from decisions.ask import Refusal, ask
 from decisions.models import Decision, Gate, State
 from decisions.representation import decision_detail, decision_row, override_progress
 from decisions.selectors import visible_decisions
+from evidence.provenance import retrieval_stamp, retrieved_too_late
 from maria.errors import ApplicationError, Forbidden, NotAuthenticated, NotFound, TooLarge
 from maria.openapi import DATABASE_INT_MAX, error_responses, one_of, or_empty, path_id
 from maria.strict import StrictSerializer
@@ -201,6 +204,19 @@ class CitationIn(StrictSerializer):
     confidence = serializers.FloatField(
         min_value=0.0, max_value=1.0, required=False, allow_null=True
     )
+    retrieved_at = serializers.DateTimeField(
+        required=False,
+        allow_null=True,
+        help_text="when the agent retrieved the source (ISO 8601; default: the submission "
+        "time); the sealed bundle records it with the version cited",
+    )
+
+    def validate_retrieved_at(self, value: datetime | None) -> datetime | None:
+        if value is not None and retrieved_too_late(value, timezone.now()):
+            raise serializers.ValidationError(
+                gettext("retrieved_at %(value)s is in the future") % {"value": value.isoformat()}
+            )
+        return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         start, end = attrs.get("start"), attrs.get("end")
@@ -344,18 +360,22 @@ def _incoming(data: Any) -> DecisionIn | PlainAnswerIn:
     return DecisionIn(data=data)
 
 
+def _clean_citation(citation: Mapping[str, Any]) -> dict[str, Any]:
+    """A citation without its None fields, its retrieval time as the bundle stores it."""
+    clean = {k: v for k, v in citation.items() if v is not None}
+    if "retrieved_at" in clean:
+        clean["retrieved_at"] = retrieval_stamp(clean["retrieved_at"])
+    return clean
+
+
 def _clean(payload: dict[str, Any]) -> dict[str, Any]:
     """The submitted body in a canonical form (None fields dropped) for hashing and storage."""
     if "sources" in payload:
-        sources = [{k: v for k, v in dict(s).items() if v is not None} for s in payload["sources"]]
-        return {**payload, "sources": sources}
+        return {**payload, "sources": [_clean_citation(s) for s in payload["sources"]]}
     claims = [
         {
             "text": claim["text"],
-            "citations": [
-                {k: v for k, v in citation.items() if v is not None}
-                for citation in claim["citations"]
-            ],
+            "citations": [_clean_citation(citation) for citation in claim["citations"]],
         }
         for claim in payload["claims"]
     ]

@@ -57,7 +57,7 @@ from decisions.webhooks import (
 from evidence.judge import JudgeVerdict
 from evidence.knowledge import conflicts_from_validation
 from evidence.models import ValidationReport
-from evidence.passages import answer_claims
+from evidence.passages import answer_claims, citations_pinned
 from evidence.services import bundle_create
 from evidence.validation import evaluate_bundle, judge_bundle, plugged_judge, read_cited
 from maria.errors import ApplicationError, Conflict, Forbidden, NotFound, Unprocessable
@@ -232,6 +232,9 @@ def decision_submit(
         claims = answer_claims(
             zone=zone, answer=payload["answer"], sources=payload["sources"], max_claims=MAX_CLAIMS
         )
+    # The bundle seals what was cited (seed 000 §2.2): the version current now where the
+    # agent named none, and when each source was retrieved (now, where the agent said not).
+    claims = citations_pinned(zone=zone, claims=claims, submitted_at=timezone.now())
     digest = request_hash(payload)
     user = token.user
     key = f"{user.pk}:{idempotency_key}" if idempotency_key else ""

@@ -335,6 +335,9 @@ class PassageSerializer(serializers.Serializer):
     zone = serializers.CharField()
     superseded = serializers.BooleanField(help_text="a newer version replaced this one")
     score = serializers.FloatField(help_text="the hybrid score, dense 0.7 + BM25 0.3")
+    retrieved_at = serializers.DateTimeField(
+        help_text="when the engine retrieved it; a citation passes it on as its retrieved_at"
+    )
 
 
 def _search_scopes(request: Request, zone_text: str) -> list[Coordinate] | None:

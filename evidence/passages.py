@@ -6,11 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, TypedDict
+
+from django.utils import timezone
 
 from coordinates.coordinate import Coordinate
 from evidence.claims import Alignment, Claim, align, split_claims
 from evidence.models import EvidenceBundle, Paragraph
+from evidence.provenance import pin_citations, retrieval_stamp
 from evidence.retrieval import DEFAULT_K
 from evidence.search import search_paragraphs
 from evidence.validation import Item, read_cited, resolve_item
@@ -35,6 +39,9 @@ class Passage(TypedDict):
     zone: str
     superseded: bool
     score: float
+    # When the engine retrieved it (seed 000 §2.2): a citation made from the passage carries
+    # it, and the sealed bundle records it.
+    retrieved_at: str
 
 
 def passages_search(
@@ -47,6 +54,7 @@ def passages_search(
     """The k best passages for `query` among the zones of `scopes` (None: every zone), by
     the hybrid retrieval `ask` uses; superseded versions only when asked for."""
     hits = search_paragraphs(query, scopes=scopes, k=k, include_superseded=include_superseded)
+    retrieved_at = retrieval_stamp(timezone.now())
     paragraphs = (
         Paragraph.objects.select_related("version")
         .defer("embedding", "version__text")
@@ -76,6 +84,7 @@ def passages_search(
                 zone=paragraph.zone,
                 superseded=version.is_superseded,
                 score=round(float(hit.fused), 6),
+                retrieved_at=retrieved_at,
             )
         )
     return passages
@@ -204,3 +213,27 @@ def answer_claims(
             }
         )
     return built
+
+
+def citations_pinned(
+    *, zone: Coordinate, claims: Sequence[Mapping[str, Any]], submitted_at: datetime
+) -> list[dict[str, Any]]:
+    """The claims as the sealed bundle records them (seed 000 §2.2): each citation without a
+    version pinned to the version current now, resolved as validation resolves it (one the
+    zone may not cite stays unpinned, and validation reports it as before), and each
+    without a retrieval time stamped with `submitted_at`."""
+    probe = EvidenceBundle(zone=str(zone), claims=list(claims))
+    cited = read_cited([probe])
+    versions: list[list[int | None]] = []
+    for claim in claims:
+        row: list[int | None] = []
+        for citation in claim.get("citations", []):
+            if citation.get("version") is not None:
+                row.append(None)  # the agent's own: kept as given
+                continue
+            item = Item(claim=0, cited=citation)
+            resolve_item(item, str(zone), cited.versions, cited.paragraphs)
+            found = item.problem is None and item.version is not None
+            row.append(item.version.version if found and item.version else None)
+        versions.append(row)
+    return pin_citations(claims, versions=versions, submitted_at=submitted_at)

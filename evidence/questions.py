@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from evidence import reasons as why
+from evidence import scoring
 from evidence.lexicon import _EN_PARTIES, _JA_PARTIES
 from evidence.numbers import Quantity, extract_numbers
 from evidence.text import (
@@ -387,6 +388,39 @@ def analyse_question(text: str) -> Question:
             )
         )
     return Question(text, language, tuple(parts), terms, _asked_grams(text, language))
+
+
+# A question over a stretch of time ("how has it evolved over the past 3 years", "since
+# 2020", 過去3年間の推移): seed 000 §4.3's complex question, covering several documents and
+# periods. Plain "change" is left out: "who approves changes?" is a simple lookup.
+_EN_TIME_SPAN = re.compile(
+    r"\b(?:evolv\w*|evolution|over (?:the )?(?:past|last)\b|over time|since (?:\d{4}|last)\b"
+    r"|between \d{4} and \d{4}|history of|trends?\b)",
+    re.IGNORECASE,
+)
+_JA_TIME_SPAN = re.compile(r"過去|推移|変遷|経緯|以来|変わ(?:っ|り|る)|変化")
+# Parts that ask for analysis rather than a fact to look up: a reason, a summary, or what
+# something implies ("what are the compliance implications?", コンプライアンスへの影響).
+ANALYTIC_KINDS: frozenset[str] = frozenset({"reason", "summary"})
+_EN_IMPLICATION = re.compile(r"\b(?:implications?|impacts?|consequences?)\b", re.IGNORECASE)
+_JA_IMPLICATION = re.compile(r"影響|意味合い|波及")
+
+
+def required_evidence_of(text: str) -> int:
+    """RequiredEvidence of a question (seed 000 §4.3, evidence.scoring.required_evidence):
+    from its parts, the parts that ask for analysis, and whether it spans time."""
+    asked = analyse_question(text)
+    folded = unicodedata.normalize("NFKC", text)
+    japanese = asked.language == "ja"
+    spans = _JA_TIME_SPAN if japanese else _EN_TIME_SPAN
+    implies = _JA_IMPLICATION if japanese else _EN_IMPLICATION
+    return scoring.required_evidence(
+        len(asked.parts),
+        analytic=sum(
+            part.kind in ANALYTIC_KINDS or bool(implies.search(part.text)) for part in asked.parts
+        ),
+        spans_time=bool(spans.search(folded)),
+    )
 
 
 @lru_cache(maxsize=8192)

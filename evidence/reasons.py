@@ -124,6 +124,10 @@ BELOW_FLOOR = gettext_noop("confidence %(confidence)s is below the floor %(floor
 NOT_FACTUAL = gettext_noop("not a factual claim (%(kind)s): held to no evidence")
 NO_CITATION = gettext_noop("no citation: an unsupported claim")
 CITATIONS_DISAGREE = gettext_noop("cited paragraphs on the same subject disagree about this claim")
+FEW_SOURCES = gettext_noop(
+    "the evidence comes from %(found)s document(s); this zone asks its answers to rest on at "
+    "least %(needed)s independent documents"
+)
 
 # --- the answer the user reads and the question it answers (evidence.answers, .questions) ---
 CLAIM_REFUTED = gettext_noop("refuted: the cited evidence says otherwise: %(claim)s")

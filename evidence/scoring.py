@@ -205,6 +205,48 @@ def bundle_completeness(n_items: int, required: int, confidence: Any) -> float:
     return min(1.0, n_items / required) * float(c.mean())
 
 
+# RequiredEvidence by question (seed 000 §4.3): "a simple factual lookup may need only 1-2
+# evidence triples; a complex analytical question, covering several documents and periods,
+# 5-10". Two per part asked (the upper end for a simple lookup, so that one citation alone
+# is never complete), one more per part that asks for analysis (a reason, a summary), two
+# more when the question spans time (more versions and periods to cover); within 2..10.
+REQUIRED_PER_PART = 2
+REQUIRED_PER_ANALYSIS = 1
+REQUIRED_FOR_TIME_SPAN = 2
+REQUIRED_SIMPLE = 2
+REQUIRED_MOST = 10
+
+
+def required_evidence(parts: int, *, analytic: int = 0, spans_time: bool = False) -> int:
+    """RequiredEvidence = clip(2*parts + analytic + 2*[spans time], 2, 10) (seed 000 §4.3)."""
+    for name, value in (("parts", parts), ("analytic", analytic)):
+        if isinstance(value, bool) or int(value) != value or value < 0:
+            raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
+    if analytic > parts:
+        raise ValueError(f"analytic ({analytic}) cannot exceed parts ({parts})")
+    wanted = (
+        REQUIRED_PER_PART * parts
+        + REQUIRED_PER_ANALYSIS * analytic
+        + (REQUIRED_FOR_TIME_SPAN if spans_time else 0)
+    )
+    return max(REQUIRED_SIMPLE, min(REQUIRED_MOST, wanted))
+
+
+def distinct_sources(documents: Iterable[int | None]) -> int:
+    """How many different documents the kept evidence comes from (None: unresolved)."""
+    return len({d for d in documents if d is not None})
+
+
+def lacks_diversity(documents: Iterable[int | None], min_sources: int) -> bool:
+    """Source diversity (seed 000 §2.3): a high-stakes answer needs evidence from at least
+    `min_sources` independent documents; True when it has fewer (1 or less: no requirement;
+    no evidence at all is the sufficiency's to judge, not diversity's)."""
+    if isinstance(min_sources, bool) or int(min_sources) != min_sources or min_sources < 0:
+        raise ValueError(f"min_sources must be a whole number >= 0, got {min_sources!r}")
+    found = distinct_sources(documents)
+    return min_sources > 1 and 0 < found < min_sources
+
+
 def hallucination_bundled(h_raw: float, completeness: float) -> float:
     """H_bundled = H_raw * (1 - BundleCompleteness) (docs/math.md §3)."""
     return _unit_scalar("h_raw", h_raw) * (1.0 - _unit_scalar("completeness", completeness))
@@ -453,6 +495,7 @@ class BundleScore:
     mode: AnswerMode  # from the gated sufficiency
     gated_sufficiency: float  # the value answer mode and gate grade on
     kept_confidence: tuple[float, ...]  # what gates.grading.grade takes
+    required_evidence: int = 0  # the RequiredEvidence completeness was counted against
 
     def to_dict(self) -> dict[str, Any]:
         """Plain floats, ints, bools and lists, ready for a JSON field."""
@@ -470,6 +513,7 @@ class BundleScore:
             "mode": self.mode,
             "gated_sufficiency": self.gated_sufficiency,
             "kept_confidence": list(self.kept_confidence),
+            "required_evidence": self.required_evidence,
         }
 
 
@@ -482,6 +526,7 @@ def score_bundle(
     reinforcement: float = 0.0,
     contradiction_confidence: float = CONTRADICTION_CONFIDENCE,
     gate_on_adjusted: bool = False,
+    required: int | None = None,
 ) -> BundleScore:
     """Score a bundle: c_j, floor, c'_j, Sufficiency(B_k), min_k, BC, Cohesion, H, mode.
 
@@ -492,8 +537,13 @@ def score_bundle(
     for among kept items with c >= `contradiction_confidence`. The mode and
     `gated_sufficiency` use the raw sufficiency unless `gate_on_adjusted`: the graph gate
     judges cohesion on its own, and a single-item bundle has cohesion 0, which would halve
-    every one-citation answer.
+    every one-citation answer. `required`: the question's RequiredEvidence
+    (`required_evidence`); None counts against the policy's, whose 0 ("by the question")
+    with no question in hand is a simple lookup's.
     """
+    if required is None:
+        required = policy.required_evidence or REQUIRED_SIMPLE
+    required_count = required
     weights = (policy.w1, policy.w2, policy.w3, policy.w4)
     floor = _unit_scalar("floor", policy.floor)
     item_claim_list: list[int] = []
@@ -541,9 +591,7 @@ def score_bundle(
     )
     overall = sufficiency_of_claims(claim_sufficiency)
     kept_confidence = confidence[kept_index]
-    completeness = bundle_completeness(
-        int(kept_index.size), policy.required_evidence, kept_confidence
-    )
+    completeness = bundle_completeness(int(kept_index.size), required_count, kept_confidence)
     cohesion_value = cohesion(a_kept)
     adjusted = cohesion_adjusted(overall, cohesion_value)
     pairs = contradiction_pairs(a_kept, kept_confidence, contradiction_confidence)
@@ -562,4 +610,5 @@ def score_bundle(
         mode=answer_mode(gated, policy.tau, policy.delta),
         gated_sufficiency=gated,
         kept_confidence=tuple(kept_confidence.tolist()),
+        required_evidence=required_count,
     )

@@ -704,7 +704,9 @@ def evaluate_bundle(
                 relevance=[i.relevance if u else 0.0 for i, u in zip(mine, usable, strict=True)],
             )
         )
-    score = scoring.score_bundle(signals, relations, values)
+    score = scoring.score_bundle(
+        signals, relations, values, required=required_evidence(values, question)
+    )
     mode = score.mode if factual else "full"
 
     item_json: dict[int, list[dict[str, Any]]] = {k: [] for k in range(len(claims))}
@@ -800,6 +802,16 @@ def evaluate_bundle(
         claim_json[claim]["contradicted"] = True
         contradictions.append(found)
     _release_authority(held, score.kept, factual, values, holds)
+    # Source diversity (seed 000 §2.3): a zone that asks for several independent documents
+    # sees an answer resting on fewer, however strong that one source is.
+    documents = [
+        i.version.document_id
+        for i, kept in zip(held, score.kept, strict=True)
+        if kept and i.supported and i.problem is None and i.version is not None
+    ]
+    if factual and scoring.lacks_diversity(documents, values.min_sources):
+        distinct = scoring.distinct_sources(documents)
+        holds.add("flagged", why.say(why.FEW_SOURCES, found=distinct, needed=values.min_sources))
     # The gate follows the verdicts (docs/math.md §6): a refuted claim refuses the answer, an
     # unverified one sends it to a person, and only verified claims may pass without one.
     for k in factual:
@@ -864,6 +876,14 @@ def evaluate_bundle(
         body=body,
         content_hash=hashlib.sha256(canonical_json(body)).hexdigest(),
     )
+
+
+def required_evidence(values: PolicyValues, question: str | None) -> int:
+    """The RequiredEvidence an answer's completeness counts against (seed 000 §4.3): the
+    zone's number when it set one, else what the question asks for."""
+    if values.required_evidence:
+        return values.required_evidence
+    return questions.required_evidence_of(question) if question else scoring.REQUIRED_SIMPLE
 
 
 def judge_move(
@@ -1176,7 +1196,11 @@ def regrade_stored(
             )
         signals.append(scoring.ClaimSignals(**columns))
     relations = _relation_matrix(related)
-    score = scoring.score_bundle(signals, relations, values)
+    # Completeness grades nothing: the count it was scored against, as stored, will do.
+    stored = int((body.get("score") or {}).get("required_evidence") or scoring.REQUIRED_SIMPLE)
+    score = scoring.score_bundle(
+        signals, relations, values, required=values.required_evidence or stored
+    )
     return _the_grader()(
         score.gated_sufficiency,
         np.asarray(score.kept_confidence),

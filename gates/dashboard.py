@@ -144,6 +144,7 @@ FIGURE_ROWS = (
     ("periodic_reviews_closed", gettext_lazy("Periodic reviews closed"), "count"),
     ("periodic_reviews_wrong", gettext_lazy("Periodic reviews: wrong"), "count"),
     ("corrections", gettext_lazy("Released answers corrected"), "count"),
+    ("completeness_of_accepted", gettext_lazy("Completeness of accepted answers"), "share"),
 )
 
 

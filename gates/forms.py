@@ -13,7 +13,7 @@ from coordinates.models import Role
 from gates.policy_help import field_help
 from maria.wording import in_language
 
-_INT_FIELDS = {"required_evidence", "hops", "approvals_required", "rereview_days"}
+_INT_FIELDS = {"required_evidence", "hops", "approvals_required", "rereview_days", "min_sources"}
 # Each field's label: its policy name in English (as the API and the docs name it), a name in
 # words in the reader's language.
 _LABELS = {
@@ -35,6 +35,7 @@ _LABELS = {
     "approvals_required": _("approvals_required"),
     "periodic_review_rate": _("periodic_review_rate"),
     "rereview_days": _("rereview_days"),
+    "min_sources": _("min_sources"),
     "release_kinds": _("release_kinds"),
     "release_statuses": _("release_statuses"),
     "judge_moves": _("judge_moves"),

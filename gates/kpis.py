@@ -51,6 +51,10 @@ per UTC day (the day a decision was proposed). A rate whose denominator is empty
   flagged decisions sampled for periodic review (`decisions.periodic`) whose item is still
   open, closed with any verdict, and closed with the verdict "wrong" (an answer that had gone
   out and should not have): counted up to now, like every outcome.
+- `completeness_of_accepted`: the mean BundleCompleteness of the window's accepted answers,
+  those released to the asker (approved, executed or completed, by the gate or a person):
+  the paper's "evidence completeness of accepted answers" (seed 000 §12.3, 94.1% there).
+  None with no accepted answer.
 - `corrections`: the `decision.corrected` events of the window's decisions: released answers
   a reviewer found wrong now that the text they rested on changed (`decisions.rereview`),
   their agents told.
@@ -84,6 +88,7 @@ from django.db.models import (
     OuterRef,
     Q,
     QuerySet,
+    Sum,
 )
 from django.db.models.functions import TruncDate
 from django.utils import timezone
@@ -207,7 +212,10 @@ _COUNTS = (
 )  # fmt: skip
 
 
-_LIVE_COUNTS = ("overrides", "corrections", "periodic_open", "periodic_closed", "periodic_wrong")
+_LIVE_COUNTS = (
+    "overrides", "corrections", "periodic_open", "periodic_closed", "periodic_wrong",
+    "accepted", "accepted_completeness",
+)  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -231,6 +239,8 @@ class _Day:
     periodic_open: int = 0
     periodic_closed: int = 0
     periodic_wrong: int = 0
+    accepted: int = 0  # released answers with a completeness
+    accepted_completeness: float = 0.0  # the sum of their completeness
 
     @property
     def total(self) -> int:
@@ -333,6 +343,9 @@ def _figures(day: _Day) -> dict[str, Any]:
         "periodic_reviews_closed": day.periodic_closed,
         "periodic_reviews_wrong": day.periodic_wrong,
         "corrections": day.corrections,
+        "completeness_of_accepted": (
+            day.accepted_completeness / day.accepted if day.accepted else None
+        ),
     }
 
 
@@ -341,6 +354,7 @@ FIGURES = (
     "mean_review_seconds", "p90_review_seconds", "sla_breaches", "escalations", "overrides",
     "refusal_rate", "requery_rate", "requery_load", "trust", "hallucination_interval",
     "periodic_reviews_open", "periodic_reviews_closed", "periodic_reviews_wrong", "corrections",
+    "completeness_of_accepted",
 )  # fmt: skip
 
 
@@ -630,6 +644,27 @@ def _periodic_reviews(coordinate: Coordinate, window: Window, days: dict[date, _
             counts.periodic_wrong += n if verdict == PeriodicReview.Verdict.WRONG else 0
 
 
+# A released answer: the gate let it out or a person approved it (a blocked one released over
+# its block included): what the asker got.
+ACCEPTED_STATES = (State.APPROVED, State.EXECUTED, State.COMPLETED)
+
+
+def _accepted_completeness(coordinate: Coordinate, window: Window, days: dict[date, _Day]) -> None:
+    """The window's accepted answers and the sum of their completeness, per day: an answer
+    may be approved on any later day, so counted at every read, in one grouped query."""
+    rows = (
+        _cohort(coordinate, window)
+        .filter(state__in=ACCEPTED_STATES, completeness__isnull=False)
+        .annotate(day=TruncDate("created_at", tzinfo=UTC))
+        .values_list("day")
+        .annotate(n=Count("pk"), total=Sum("completeness"))
+        .order_by()
+    )
+    for day, n, total in rows:
+        days[day].accepted += n
+        days[day].accepted_completeness += float(total)
+
+
 def _day_window(day: date) -> Window:
     start = datetime.combine(day, time(), tzinfo=UTC)
     return Window(start, start + timedelta(days=1))
@@ -703,4 +738,5 @@ def zone_kpis(
     )
     _later_acts(coordinate, window, days)
     _periodic_reviews(coordinate, window, days)
+    _accepted_completeness(coordinate, window, days)
     return kpis_shape(zone, window, days)

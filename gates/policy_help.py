@@ -31,7 +31,15 @@ FIELD_HELP: dict[str, Promise | str] = {
         "passes on its own)."
     ),
     "refusal_floor": _("Below this sufficiency an answer is blocked, 0 to tau."),
-    "required_evidence": _("Evidence items a claim needs to be fully complete, 1 to 100."),
+    "required_evidence": _(
+        "Evidence items an answer needs to be fully complete: 0 as many as its question asks "
+        "for (2 for a simple lookup, up to 10 for a complex question), or 1 to 100 for every "
+        "question."
+    ),
+    "min_sources": _(
+        "Distinct documents an answer must rest on; one resting on fewer is at least flagged. "
+        "1 (no requirement) to 10: 2 or more for high-stakes zones."
+    ),
     "w1": _WEIGHT,
     "w2": _WEIGHT,
     "w3": _WEIGHT,

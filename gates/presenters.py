@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from coordinates.models import Zone
@@ -427,6 +428,10 @@ def decision_claims(
             key = (item.get("document"), item.get("version"), item.get("paragraph"))
             text = texts.get(key) if None not in key else None  # type: ignore[arg-type]
             cited = item.get("cited") or {}
+            # When the agent retrieved the source, as the sealed bundle records it (none in
+            # bundles sealed before it was recorded).
+            stamp = cited.get("retrieved_at")
+            item["retrieved_at"] = parse_datetime(stamp) if isinstance(stamp, str) else None
             start, end = cited.get("start"), cited.get("end")
             if start is None and end is None and item.get("aligned"):
                 # a whole paragraph cited: highlight the sentence(s) that bear on the claim
@@ -652,7 +657,11 @@ def explanation(
     (decided_text), once the decision is ended, leads instead of what its gate asked for."""
     claims = list(body.get("claims", []))
     tau, floor = policy.get("tau"), policy.get("refusal_floor")
-    required = int(policy.get("required_evidence") or 0)
+    # What the answer's completeness was counted against: its question's (seed 000 §4.3) or
+    # the zone's number; a report from before the question's recorded only the zone's.
+    required = int(
+        (body.get("score") or {}).get("required_evidence") or policy.get("required_evidence") or 0
+    )
     kept = sum(1 for c in claims for item in c.get("evidence", []) if item.get("kept"))
     weakest = _weakest(claims)
     unsupported = [
@@ -685,10 +694,13 @@ def explanation(
             % {"claims": ", ".join(str(k) for k in unsupported)}
         )
     if gate in ("required", "blocked") and required and kept < required:
-        parts.append(
+        # Whose number it is: the zone's own, or (policy 0) what the question asks for.
+        wanted = (
             gettext("%(kept)s of the %(required)s sources the zone requires")
-            % {"kept": kept, "required": required}
+            if policy.get("required_evidence")
+            else gettext("%(kept)s of the %(required)s sources the question asks for")
         )
+        parts.append(wanted % {"kept": kept, "required": required})
     if weakest is not None and tau is not None:
         number, score = weakest
         parts.append(

@@ -5,6 +5,7 @@ from gates import (
     conflicts,
     dashboard,
     documents_views,
+    learning_views,
     periodic_views,
     rereview_views,
     reviews_download,
@@ -27,6 +28,11 @@ urlpatterns = [
     path("zones/", views.zone_tree, name="zone-tree-page"),
     path("zones/<str:coordinate>/", views.zone_edit, name="zone-edit"),
     path("zones/<str:coordinate>/dashboard/", dashboard.zone_dashboard, name="zone-dashboard"),
+    path(
+        "zones/<str:coordinate>/learning/",
+        learning_views.zone_learning_page,
+        name="zone-learning-page",
+    ),
     path("zones/<str:coordinate>/preview/", views.zone_preview, name="zone-preview"),
     path(
         "zones/<str:coordinate>/reviews/download/",

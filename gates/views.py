@@ -300,6 +300,13 @@ def decision_context(decision: Decision) -> dict[str, Any]:
         "contradictions": _contradictions(decision),
         "bars": presenters.score_bars(decision),
         "policy": report.policy if report is not None else {},
+        # What completeness was counted against: the question's RequiredEvidence or the zone's.
+        "required_evidence": (
+            (report.body.get("score") or {}).get("required_evidence")
+            or report.policy.get("required_evidence")
+            if report is not None
+            else None
+        ),
         "events": selectors.decision_events(decision),
         "approvals": decision.approvals.select_related("reviewer").order_by("pk"),
         # One plain sentence on why the answer is here, each number beside its threshold.

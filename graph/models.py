@@ -20,6 +20,8 @@ class NodeKind(models.TextChoices):
     DOCUMENT = NodeType.DOCUMENT.value, "Document"
     POLICY = NodeType.POLICY.value, "Policy"
     RISK = NodeType.RISK.value, "Risk"
+    DEPARTMENT = NodeType.DEPARTMENT.value, "Department"
+    OBLIGATION = NodeType.OBLIGATION.value, "Obligation"
 
 
 class EdgeKind(models.TextChoices):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from typing import Any
@@ -28,7 +28,7 @@ from coordinates.coordinate import Coordinate, CoordinateError
 from coordinates.selectors import within
 from evidence import services as evidence_services
 from evidence.models import Document, DocumentVersion
-from graph import events, extract
+from graph import events, extract, extract_nlp
 from graph.core.matrix import EdgeArrays, GraphIndex
 from graph.core.types import EdgeType, NodeType, edge_code
 from graph.models import (
@@ -554,6 +554,64 @@ def _deadline_time(iso: str) -> datetime | None:
         return None
 
 
+# How each typed relation of graph/extract_nlp.py lands on the graph's edge types, as
+# (edge type, whether the edge runs from the relation's target to its source).
+_RELATION_EDGES: dict[str, tuple[EdgeType, bool]] = {
+    "approves": (EdgeType.APPROVED_BY, True),  # the work is approved by the actor
+    "reports_to": (EdgeType.ESCALATED_TO, False),  # the reporting line is the escalation path
+    "responsible_for": (EdgeType.DEPENDS_ON, True),  # the work depends on its owner
+    "precedes": (EdgeType.DEPENDS_ON, True),  # the later step depends on the earlier
+    "deadline": (EdgeType.DEADLINE_FOR, True),
+    "references": (EdgeType.REFERENCES, False),
+}
+CONFLICTED_CONFIDENCE = 0.4  # one of two relations that cannot both hold: kept, doubted
+
+
+def _assert_relations(
+    relations: extract_nlp.Relations,
+    *,
+    doc_node: GraphNode,
+    zone: str,
+    assert_edge: Callable[[GraphNode, GraphNode, EdgeType, float], None],
+) -> None:
+    """Typed edges of the NLP extractor on the graph, every node in the document's zone (its
+    key carries the zone): roles as people, departments, obligations (process steps),
+    relative deadlines; other documents only when they are known in the zone."""
+    doubted = {c.first.key() for c in relations.conflicts}
+    doubted |= {c.second.key() for c in relations.conflicts}
+    known = {
+        d.title.casefold(): d
+        for d in Document.objects.filter(zone__coordinate=zone).select_related("zone")[:5000]
+    }
+
+    def node_of(entity: extract_nlp.Entity) -> GraphNode | None:
+        if entity.kind == extract_nlp.DOCUMENT:
+            if entity.name == extract_nlp.THIS_DOCUMENT:
+                return doc_node
+            other = known.get(entity.name)
+            return _document_node(other) if other is not None else None
+        node_type, prefix = {
+            extract_nlp.ROLE: (NodeType.PERSON, "person"),
+            extract_nlp.DEPARTMENT: (NodeType.DEPARTMENT, "department"),
+            extract_nlp.OBLIGATION: (NodeType.OBLIGATION, "obligation"),
+            extract_nlp.DEADLINE: (NodeType.DEADLINE, "deadline"),
+        }[entity.kind]
+        return node_ensure(
+            key=f"{prefix}:{zone}:{entity.name}"[:200], node_type=node_type,
+            label=entity.name, zone=zone, attributes={"kind": entity.kind},
+        )  # fmt: skip
+
+    for relation in relations.edges:
+        source, target = node_of(relation.source), node_of(relation.target)
+        if source is None or target is None or source.pk == target.pk:
+            continue
+        edge_type, reverse = _RELATION_EDGES[relation.relation]
+        if reverse:
+            source, target = target, source
+        confidence = CONFLICTED_CONFIDENCE if relation.key() in doubted else EXTRACTED_CONFIDENCE
+        assert_edge(source, target, edge_type, confidence)
+
+
 def version_extract(*, version_id: int) -> int:
     """Extract the graph of one document version; returns how many edges it asserted.
 
@@ -624,6 +682,9 @@ def version_extract(*, version_id: int) -> int:
         others = Document.objects.filter(zone=document.zone, key__in=found.references)
         for other in others.select_related("zone"):
             assert_edge(doc_node, _document_node(other), EdgeType.REFERENCES, EXTRACTED_CONFIDENCE)
+        relations = extract_nlp.extract_relations(version.text, known_documents=known)
+        if relations.engine == "nlp":  # the regex engine's edges are the ones asserted above
+            _assert_relations(relations, doc_node=doc_node, zone=zone, assert_edge=assert_edge)
         earlier = GraphEdge.objects.filter(document=document, origin=EdgeOrigin.EXTRACTION)
         _mark_stale(earlier.exclude(pk__in=asserted))
     return len(asserted)

@@ -13,6 +13,8 @@ class NodeType(StrEnum):
     DOCUMENT = "document"
     POLICY = "policy"
     RISK = "risk"
+    DEPARTMENT = "department"  # an organisational unit named in a document
+    OBLIGATION = "obligation"  # a piece of work or process step a document prescribes
 
 
 class EdgeType(StrEnum):

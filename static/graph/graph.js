@@ -4,7 +4,8 @@
   "use strict";
   var NODE_COLOUR = {
     person: "#4e79a7", decision: "#f28e2b", amount: "#59a14f", deadline: "#edc948",
-    document: "#76b7b2", policy: "#b07aa1", risk: "#e15759"
+    document: "#76b7b2", policy: "#b07aa1", risk: "#e15759",
+    department: "#9c755f", obligation: "#bab0ac"
   };
   var EDGE_COLOUR = {
     approved_by: "#1f77b4", proposed_by: "#ff7f0e", depends_on: "#2ca02c",

@@ -7,6 +7,7 @@ import json
 import math
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import numpy as np
 import pytest
@@ -29,12 +30,15 @@ from evidence.scoring import (
     cohesion_adjusted,
     cohesion_weighted_confidence,
     contradiction_pairs,
+    distinct_sources,
     document_age_days,
     hallucination_bundled,
     item_confidence,
+    lacks_diversity,
     recency,
     refusal_break_even,
     refusal_economics,
+    required_evidence,
     score_bundle,
     sufficiency,
     sufficiency_of_claims,
@@ -722,4 +726,117 @@ def test_the_stored_report_names_every_number_as_the_report_does() -> None:
         "mode": score.mode,
         "gated_sufficiency": score.gated_sufficiency,
         "kept_confidence": list(score.kept_confidence),
+        "required_evidence": 3,
     }
+
+
+# --- RequiredEvidence by question (seed 000 §4.3) and source diversity (§2.3) --------------
+
+
+def test_a_simple_lookup_needs_two_items_the_papers_upper_end_of_one_to_two() -> None:
+    # "What is the company's parental leave policy?": one part, a fact to look up
+    assert required_evidence(1) == 2
+
+
+def test_the_papers_complex_question_needs_five_to_ten() -> None:
+    # "How has our data retention policy evolved over the past 3 years, and what are the
+    # compliance implications?": two parts, one asking for analysis, over a span of time
+    assert 5 <= required_evidence(2, analytic=1, spans_time=True) <= 10
+    assert required_evidence(2, analytic=1, spans_time=True) == 7
+
+
+def test_a_two_part_lookup_needs_four_the_papers_worked_example() -> None:
+    # §6.3: RequiredEvidence = 4; with |B| = 5 and AvgConfidence 0.82, BC = 0.82, H = 4.27%
+    required = required_evidence(2)
+    assert required == 4
+    bc = bundle_completeness(5, required, [0.82] * 5)
+    assert bc == pytest.approx(0.82)
+    assert hallucination_bundled(0.237, bc) == pytest.approx(0.0427, abs=5e-5)
+
+
+def test_a_simple_answer_with_two_good_items_is_complete_where_the_zones_three_was_not() -> None:
+    # what changes for a one-part question: two kept items at 0.9 are complete (0.9), where
+    # the zone's single value of 3 counted them two-thirds complete (0.6)
+    assert bundle_completeness(2, required_evidence(1), [0.9, 0.9]) == pytest.approx(0.9)
+    assert bundle_completeness(2, 3, [0.9, 0.9]) == pytest.approx(0.6)
+
+
+@given(
+    st.integers(min_value=0, max_value=30),
+    st.integers(min_value=0, max_value=30),
+    st.booleans(),
+)
+def test_required_evidence_stays_in_two_to_ten_and_grows_with_the_question(
+    parts: int, analytic: int, spans_time: bool
+) -> None:
+    assume(analytic <= parts)
+    r = required_evidence(parts, analytic=analytic, spans_time=spans_time)
+    assert 2 <= r <= 10
+    assert required_evidence(parts + 1, analytic=analytic, spans_time=spans_time) >= r
+    assert required_evidence(parts, analytic=analytic, spans_time=True) >= r
+    if r < 10 and parts >= 1:
+        assert required_evidence(parts + 1, analytic=analytic, spans_time=spans_time) > r
+
+
+@pytest.mark.parametrize(
+    ("parts", "analytic", "spans_time", "want"),
+    [(0, 0, False, 2), (1, 1, False, 3), (1, 0, True, 4), (3, 0, False, 6), (9, 9, True, 10)],
+)
+def test_required_evidence_counts_parts_analysis_and_time(
+    parts: int, analytic: int, spans_time: bool, want: int
+) -> None:
+    assert required_evidence(parts, analytic=analytic, spans_time=spans_time) == want
+
+
+@pytest.mark.parametrize(("parts", "analytic"), [(-1, 0), (1.5, 0), (True, 0), (1, 2), (1, -1)])
+def test_required_evidence_refuses_counts_that_are_not_counts(parts: Any, analytic: Any) -> None:
+    with pytest.raises(ValueError, match=r"parts|analytic"):
+        required_evidence(parts, analytic=analytic)
+
+
+def test_one_document_cited_twice_is_one_source() -> None:
+    assert distinct_sources([7, 7, None, 7]) == 1
+    assert distinct_sources([7, 8, None]) == 2
+    assert distinct_sources([]) == 0
+
+
+def test_a_high_stakes_answer_on_one_document_lacks_diversity() -> None:
+    assert lacks_diversity([7, 7], 2) is True
+    assert lacks_diversity([7, 8], 2) is False
+    assert lacks_diversity([7, 8], 3) is True
+    assert lacks_diversity([7, 8, 9], 3) is False
+
+
+def test_a_zone_asking_for_one_source_never_flags_for_diversity() -> None:
+    assert lacks_diversity([7], 1) is False
+    assert lacks_diversity([7], 0) is False
+
+
+def test_no_evidence_at_all_is_not_a_diversity_finding() -> None:
+    # sufficiency judges an answer without evidence; diversity only how many documents
+    assert lacks_diversity([], 2) is False
+    assert lacks_diversity([None], 2) is False
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True])
+def test_min_sources_must_be_a_count(bad: Any) -> None:
+    with pytest.raises(ValueError, match="min_sources"):
+        lacks_diversity([1], bad)
+
+
+def test_score_bundle_counts_completeness_against_the_questions_required_evidence() -> None:
+    claims = [
+        ClaimSignals(
+            similarity=[0.9, 0.9],
+            coverage=[0.9, 0.9],
+            recency=[0.9, 0.9],
+            authority=[0.9, 0.9],
+            relevance=[0.9, 0.9],
+        )
+    ]
+    zone_three = score_bundle(claims, None, BundlePolicy())
+    by_question = score_bundle(claims, None, BundlePolicy(), required=2)
+    assert zone_three.completeness == pytest.approx(0.6)
+    assert zone_three.required_evidence == 3
+    assert by_question.completeness == pytest.approx(0.9)
+    assert by_question.to_dict()["required_evidence"] == 2

@@ -29,6 +29,20 @@ def test_a_short_answer_names_the_sources_and_the_weakest_claim_against_tau() ->
     )
 
 
+def test_a_count_the_question_asked_for_is_named_as_the_questions() -> None:
+    # seed 000 §4.3: the zone leaves RequiredEvidence to the question (policy 0), and this
+    # two-part question asked for 4
+    body = {
+        "claims": [_claim(0.91), _claim(0.59)],
+        "contradictions": [],
+        "score": {"required_evidence": 4},
+    }
+    assert explanation("required", body, POLICY | {"required_evidence": 0}) == (
+        "A person must decide: 2 of the 4 sources the question asks for; "
+        "the weakest claim (2) scores 0.59 against τ 0.85."
+    )
+
+
 def test_a_released_answer_does_not_read_as_a_failure() -> None:
     body = {"claims": [_claim(0.93)], "contradictions": []}
     assert explanation("auto", body, POLICY) == (

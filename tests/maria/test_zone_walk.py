@@ -757,6 +757,9 @@ ROUTES: dict[str, Spec] = {
     "zones/<str:coordinate>/dashboard/": Spec(  # the governance figures of B's levels
         params={"coordinate": "coordinate"}, queries=lambda w: ["", "?since=2026-01-01"]
     ),
+    "zones/<str:coordinate>/learning/": Spec(  # what B's levels' answers teach
+        params={"coordinate": "coordinate"}, queries=lambda w: ["", "?since=2026-01-01"]
+    ),
     "zones/<str:coordinate>/preview/": Spec(
         params={"coordinate": "coordinate"}, body=lambda w: POLICY
     ),
@@ -836,6 +839,9 @@ ROUTES: dict[str, Spec] = {
     "zones/<str:coordinate>/calibration/propose/": Spec(params={"coordinate": "coordinate"}),
     "zones/<str:coordinate>/reviews/download/": Spec(
         params={"coordinate": "coordinate"}, queries=lambda w: ["?format=csv", "?format=jsonl"]
+    ),
+    "api/v1/zones/<str:coordinate>/learning/": Spec(
+        params={"coordinate": "coordinate"}, queries=lambda w: ["", "?since=2026-01-01"]
     ),
     "api/v1/zones/<str:coordinate>/advice/": Spec(
         params={"coordinate": "coordinate"},

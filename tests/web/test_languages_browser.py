@@ -315,6 +315,9 @@ def test_each_role_walks_its_pages_in_one_language_with_none_of_the_other_on_scr
     walk.visit(zed, "dashboard", f"{zone}/dashboard/")
     zed.wait_for_selector("#kpi-trust svg")
     walk.read(zed, "dashboard, drawn")
+    zed.click("#learning-link")
+    zed.wait_for_selector("#hallucinations")
+    walk.read(zed, "what the answers teach")
 
     # when olga, the auditor, searches the trail and verifies it
     olga = walk.page(browser, "olga")

@@ -46,6 +46,7 @@ def passage_document(passage: Passage) -> Document:
             "zone": passage.zone,
             "superseded": passage.superseded,
             "score": passage.score,
+            "retrieved_at": passage.retrieved_at.isoformat() if passage.retrieved_at else None,
             "source": f"maria:{passage.document}/v{passage.version}#{passage.paragraph}",
         },
     )
@@ -84,11 +85,15 @@ def _citation(document: Document) -> dict[str, Any]:
             f"a source document lacks {', '.join(missing)} in its metadata: "
             "use documents from MariaRetriever"
         )
-    return {
+    cited: dict[str, Any] = {
         key: int(document.metadata[key])
         for key in CITATION_KEYS
         if document.metadata.get(key) is not None
     }
+    # When the engine retrieved it (the sealed bundle records it; default: the submission).
+    if isinstance(document.metadata.get("retrieved_at"), str):
+        cited["retrieved_at"] = document.metadata["retrieved_at"]
+    return cited
 
 
 def _text(answer: str | BaseMessage) -> str:

@@ -75,6 +75,9 @@ class Passage:
     zone: str
     superseded: bool
     score: float
+    # When the engine retrieved it: the citation passes it on, and the sealed bundle records
+    # it (None from an engine that does not say).
+    retrieved_at: datetime | None = None
     raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     @classmethod
@@ -94,12 +97,21 @@ class Passage:
             zone=str(body.get("zone") or ""),
             superseded=bool(body.get("superseded", False)),
             score=float(body["score"]),
+            retrieved_at=_moment(body.get("retrieved_at")),
             raw=body,
         )
 
-    def citation(self) -> dict[str, int]:
-        """The source entry of a plain answer (`sources`) or a claim's citation."""
-        return {"document": self.document, "version": self.version, "paragraph": self.paragraph}
+    def citation(self) -> dict[str, Any]:
+        """The source entry of a plain answer (`sources`) or a claim's citation: document,
+        version and paragraph, and when it was retrieved (ISO 8601) where the engine said."""
+        cited: dict[str, Any] = {
+            "document": self.document,
+            "version": self.version,
+            "paragraph": self.paragraph,
+        }
+        if self.retrieved_at is not None:
+            cited["retrieved_at"] = self.retrieved_at.isoformat()
+        return cited
 
 
 @dataclass(frozen=True)
