@@ -51,12 +51,16 @@ POLICY_RANGES: dict[str, tuple[float, float, bool]] = {
     **dict.fromkeys(policy.WEIGHT_FIELDS, (0.0, 1.0, False)),
     "gamma": (0.0, 1.0, True),
     "hops": (0, 10, False),
+    "ppr_rho": (0.0, 1.0, True),
     "required_evidence": (0, 100, False),
     "min_sources": (1, 10, False),
     "approvals_required": (1, 5, False),
     "rereview_days": (1, 3650, False),
     "review_sla_hours": (0.0, 24.0 * 365, True),
 }
+
+# The fields whose high end is refused too (tests/coordinates/test_api.py).
+HIGH_OPEN = frozenset({"ppr_rho"})
 
 
 def _policy_list_schema(name: str, default: list[str]) -> dict[str, Any]:
@@ -86,6 +90,8 @@ def _policy_field_schema(name: str, default: Any) -> dict[str, Any]:
     }
     if low_open:
         schema["exclusiveMinimum"] = True
+    if name in HIGH_OPEN:
+        schema["exclusiveMaximum"] = True
     return schema
 
 

@@ -47,6 +47,8 @@ class PolicyValues:
     cohesion_tau: float = 0.15  # graph gate threshold (medium risk)
     gamma: float = 0.70  # graph diffusion decay
     hops: int = 3  # graph diffusion depth
+    # PPR's restart: each step follows an edge with probability rho (seed 002 §6.1, §11.4).
+    ppr_rho: float = 0.85
     risk_threshold: float = 0.50  # share of causal paths through a node that needs review above
     review_sla_hours: float = 24.0  # time a reviewer has before escalation
     approvals_required: int = 1  # distinct reviewers needed to approve
@@ -195,6 +197,17 @@ def check_overrides(overrides: Mapping[str, Any]) -> list[PolicyProblem]:
                 PolicyProblem(
                     name,
                     said(gettext_noop("gamma must lie in (0, 1], got %(value)s"), {"value": value}),
+                )
+            )
+        elif name == "ppr_rho" and not 0.0 < value < 1.0:
+            # rho = 1 never restarts (I - Ahat is singular), rho = 0 never leaves the seeds.
+            problems.append(
+                PolicyProblem(
+                    name,
+                    said(
+                        gettext_noop("ppr_rho must lie strictly between 0 and 1, got %(value)s"),
+                        {"value": value},
+                    ),
                 )
             )
         elif name == "hops" and not 0 <= value <= 10:

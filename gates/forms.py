@@ -29,6 +29,7 @@ _LABELS = {
     "cohesion_tau": _("cohesion_tau"),
     "gamma": _("gamma"),
     "hops": _("hops"),
+    "ppr_rho": _("ppr_rho"),
     "risk_threshold": _("risk_threshold"),
     "review_sla_hours": _("review_sla_hours"),
     "approvals_required": _("approvals_required"),

@@ -49,6 +49,10 @@ FIELD_HELP: dict[str, Promise | str] = {
     ),
     "gamma": _("How much risk fades at each hop through the graph, above 0 up to 1."),
     "hops": _("How many hops risk spreads through the graph, 0 to 10."),
+    "ppr_rho": _(
+        "How often a PageRank walk through the graph follows an edge rather than returning "
+        "to the question, strictly between 0 and 1."
+    ),
     "risk_threshold": _(
         "Share of causal paths through a node above which the node needs review, 0 to 1."
     ),

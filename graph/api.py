@@ -231,7 +231,11 @@ class GraphQueryView(APIView):
                 "q", {"type": "string", "maxLength": 2000, "pattern": NOT_BLANK}, required=True
             ),
             _ZONE,
-            OpenApiParameter("method", or_empty(one_of(["hop", "ppr"])), description="default hop"),
+            OpenApiParameter(
+                "method",
+                or_empty(one_of(["hop", "ppr", "auto"])),
+                description="default hop; auto: by query type (cohesion of the h-hop evidence)",
+            ),
             OpenApiParameter(
                 "h",
                 or_empty({"type": "integer", "minimum": 0, "maximum": 10}),
@@ -253,8 +257,8 @@ class GraphQueryView(APIView):
             raise ApplicationError(gettext("q is longer than 2000 characters"), field="q")
         zone = _zone(request.query_params.get("zone"))
         method = request.query_params.get("method") or "hop"
-        if method not in ("hop", "ppr"):
-            raise ApplicationError(gettext("method must be hop or ppr"), field="method")
+        if method not in ("hop", "ppr", "auto"):
+            raise ApplicationError(gettext("method must be hop, ppr or auto"), field="method")
         body = queries.graph_answer(
             question=question,
             zone=zone,

@@ -38,6 +38,7 @@ from graph.core.cohesion import select_evidence, set_cohesion, structural_gaps
 from graph.core.diffusion import best_hop_count, h_hop, noise_from_gap, ppr, spectral_gap
 from graph.core.gate import graph_grade
 from graph.core.paths import CausalGraph, best_causal_path, causal_subgraph
+from graph.core.query_type import cohesion_split, method_for, query_type
 from graph.core.risk import risk_concentration
 from graph.core.types import EDGE_TYPES, EdgeType
 from graph.models import GraphNode, GraphRiskFlag, RiskFlagStatus
@@ -45,7 +46,7 @@ from graph.store import GraphSnapshot, snapshot
 from maria.errors import ApplicationError, NotFound
 from trail.chain import canonical_json
 
-Method = Literal["hop", "ppr"]
+Method = Literal["hop", "ppr", "auto"]
 BoolArray = NDArray[np.bool_]
 
 DEFAULT_K = 8  # evidence nodes per answer
@@ -262,6 +263,116 @@ def _no_evidence(
 
 
 @dataclass(frozen=True)
+class Found:
+    """What one retrieval method found: scores rescaled to a maximum of 1, the evidence set
+    picked from them and its cohesion."""
+
+    choice: HopChoice
+    relevance: NDArray[np.float64]
+    top: float
+    chosen: NDArray[np.int64]
+    cohesion: float
+
+
+@dataclass(frozen=True)
+class _Retrieval:
+    """One question's graph and relevance, retrieved by h-hop or by PPR."""
+
+    adjacency: sp.csr_array
+    related: sp.csr_array
+    x: NDArray[np.float64]
+    mask: BoolArray
+    excluded: BoolArray
+    hops: int | None
+    gamma: float
+    policy_hops: int
+    k: int
+
+    def by_hops(self) -> Found:
+        choice = choose_hops(self.adjacency, self.mask, self.hops, self.policy_hops)
+        return self._found(h_hop(self.adjacency, self.x, self.gamma, choice.hops), choice)
+
+    def by_ppr(self, rho: float) -> Found:
+        scores = ppr(self.adjacency, self.x, rho) if self.x.size else self.x.copy()
+        return self._found(scores, HopChoice(self.hops or self.policy_hops, None, None))
+
+    def _found(self, scores: NDArray[np.float64], choice: HopChoice) -> Found:
+        scores[~self.mask | self.excluded] = 0.0
+        top = float(scores.max()) if scores.size else 0.0
+        relevance = scores / top if top > 0 else scores
+        positive = np.flatnonzero(relevance > 0)
+        pool = positive[np.argsort(-relevance[positive], kind="stable")[:CANDIDATE_POOL]]
+        chosen = (
+            select_evidence(self.related, relevance, self.k, candidates=pool).nodes
+            if pool.size
+            else pool
+        )
+        cohesion = set_cohesion(self.related, chosen) if chosen.size else 0.0
+        return Found(choice, relevance, top, chosen, cohesion)
+
+
+# How many of a zone's past graph answers its cohesion split is read from (seed 002 §8.5).
+COHESION_HISTORY = 500
+
+
+def _cohesion_history(zone: Coordinate) -> list[float]:
+    """The h-hop cohesion of the zone's latest graph answers, newest first."""
+    values = (
+        ValidationReport.objects.filter(bundle__zone=str(zone), mode__startswith="graph-")
+        .exclude(body__hop_cohesion=None)
+        .order_by("-pk")
+        .values_list("body__hop_cohesion", flat=True)[:COHESION_HISTORY]
+    )
+    return [float(v) for v in values if isinstance(v, int | float)]
+
+
+def _asked(method: str) -> dict[str, Any]:
+    return {
+        "asked": method,
+        "used": method,
+        "query_type": None,
+        "reason": gettext("The method was asked for."),
+    }
+
+
+def _by_query_type(hop_cohesion: float, history: Sequence[float]) -> dict[str, Any]:
+    """Seed 002 §8.5 and §6.3: the h-hop evidence's cohesion against the split between the
+    two groups the zone's past answers fall into picks h-hop or PPR. While they do not fall
+    into two groups there is no type to read, and h-hop (the default) answers. The body
+    says which and why."""
+    split = cohesion_split(history)
+    values = {"cohesion": f"{hop_cohesion:.3f}", "count": split.history}
+    choice: dict[str, Any] = {
+        "asked": "auto",
+        "hop_cohesion": round(hop_cohesion, 6),
+        "split": None if split.split is None else round(split.split, 6),
+        "bimodality": None if split.bimodality is None else round(split.bimodality, 6),
+        "history": split.history,
+    }
+    if split.split is None:
+        reason = gettext(
+            "The last %(count)s answers of this zone do not fall into two groups by cohesion, "
+            "so there is no query type to read; h-hop diffusion, the default, answered."
+        )
+        return {**choice, "used": "hop", "query_type": None, "reason": reason % values}
+    kind = query_type(hop_cohesion, split.split)
+    values["split"] = f"{split.split:.3f}"
+    if kind == "causal":
+        reason = gettext(
+            "The h-hop evidence hangs together (cohesion %(cohesion)s, at least %(split)s, "
+            "where this zone's last %(count)s answers divide): a causal chain, traced by h-hop "
+            "diffusion."
+        )
+    else:
+        reason = gettext(
+            "The h-hop evidence is loose (cohesion %(cohesion)s, below %(split)s, where this "
+            "zone's last %(count)s answers divide): an open or comparative question, answered "
+            "by personalised PageRank over every depth."
+        )
+    return {**choice, "used": method_for(kind), "query_type": kind, "reason": reason % values}
+
+
+@dataclass(frozen=True)
 class HopChoice:
     hops: int
     spectral_gap: float | None
@@ -335,20 +446,28 @@ def graph_answer(
             actor=actor,
         )
     adjacency = restricted(adjacency, mask & ~excluded)
-    choice = HopChoice(hops or policy.hops, None, None)
-    if method == "hop":
-        choice = choose_hops(adjacency, mask, hops, policy.hops)
-        scores = h_hop(adjacency, x, policy.gamma, choice.hops)
-    else:
-        scores = ppr(adjacency, x) if graph.n_rows else x
-    scores[~mask | excluded] = 0.0
-    top = float(scores.max()) if scores.size else 0.0
-    relevance = scores / top if top > 0 else scores
-    positive = np.flatnonzero(relevance > 0)
-    pool = positive[np.argsort(-relevance[positive], kind="stable")[:CANDIDATE_POOL]]
     related = relation(adjacency)
-    chosen = select_evidence(related, relevance, k, candidates=pool).nodes if pool.size else pool
-    cohesion = set_cohesion(related, chosen) if chosen.size else 0.0
+    setting = _Retrieval(adjacency, related, x, mask, excluded, hops, policy.gamma, policy.hops, k)
+    hop_cohesion: float | None = None
+    if method == "ppr":
+        found = setting.by_ppr(policy.ppr_rho)
+        picked = _asked(method)
+    else:
+        found = setting.by_hops()
+        hop_cohesion = found.cohesion
+        picked = _asked(method)
+        if method == "auto":
+            picked = _by_query_type(found.cohesion, _cohesion_history(zone))
+            if picked["used"] == "ppr":
+                found = setting.by_ppr(policy.ppr_rho)
+    method = picked["used"]
+    choice, relevance, top, chosen, cohesion = (
+        found.choice,
+        found.relevance,
+        found.top,
+        found.chosen,
+        found.cohesion,
+    )
     outcome = graph_grade(cohesion, policy.cohesion_tau)
     gaps = structural_gaps(related, chosen)
     rows = {int(r) for r in chosen}
@@ -367,7 +486,11 @@ def graph_answer(
         "spectral_gap": choice.spectral_gap,
         "optimal_hops": choice.optimal,
         "gamma": policy.gamma if method == "hop" else None,
-        "rho": 0.85 if method == "ppr" else None,
+        "rho": policy.ppr_rho if method == "ppr" else None,
+        "method_choice": picked,
+        # The cohesion of the h-hop evidence, whichever method answered: the statistic a
+        # zone's questions are classified by (seed 002 §8.5), read back by _cohesion_history.
+        "hop_cohesion": None if hop_cohesion is None else round(hop_cohesion, 6),
         "cohesion": round(cohesion, 6),
         "cohesion_tau": policy.cohesion_tau,
         "gate": outcome,

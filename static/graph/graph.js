@@ -135,7 +135,9 @@
         meter.optimum = 1;
         meter.high = body.cohesion_tau;
         document.getElementById("graph-cohesion-text").textContent =
-          t("cohesion", { cohesion: body.cohesion.toFixed(3), tau: body.cohesion_tau });
+          t("cohesion", { cohesion: body.cohesion.toFixed(3), tau: body.cohesion_tau }) +
+          // Which method answered, and why (chosen by query type, or asked for).
+          (body.method_choice && body.method_choice.asked === "auto" ? " · " + body.method_choice.reason : "");
         document.getElementById("graph-answer").textContent = body.answer || "";
         var list = document.getElementById("graph-gaps");
         list.textContent = "";

@@ -110,6 +110,9 @@ def test_the_same_values_again_make_no_new_version(
         ({"w1": 0.5, "reason": "r"}, "weights"),
         ({"review_sla_hours": -4, "reason": "r"}, "review_sla_hours"),
         ({"approvals_required": "two", "reason": "r"}, "approvals_required"),
+        # seed 002 §6.2: PPR converges for rho < 1 only; rho = 0 would never leave the seeds
+        ({"ppr_rho": 1.0, "reason": "r"}, "ppr_rho"),
+        ({"ppr_rho": 0.0, "reason": "r"}, "ppr_rho"),
         ({"colour": "red", "reason": "r"}, "colour"),
         ({"tau": 0.9}, "reason"),
         ({"tau": 0.9, "reason": "   "}, "reason"),
@@ -256,12 +259,13 @@ def test_the_openapi_schema_and_docs_page_are_served_without_a_cdn(org: Any) -> 
 
 def test_the_documented_policy_ranges_are_the_ones_enforced() -> None:
     from coordinates import policy
-    from coordinates.api import POLICY_RANGES
+    from coordinates.api import HIGH_OPEN, POLICY_RANGES
 
     assert set(POLICY_RANGES) == set(policy.NUMBER_FIELDS)
     for name, (low, high, low_open) in POLICY_RANGES.items():
         step = 1 if isinstance(getattr(policy.SYSTEM_DEFAULT, name), int) else 1e-9
-        assert not policy.check_overrides({name: high}), name
+        assert bool(policy.check_overrides({name: high})) == (name in HIGH_OPEN), name
+        assert not policy.check_overrides({name: high - step}), name
         assert policy.check_overrides({name: high + step}), name
         assert policy.check_overrides({name: low - step}), name
         assert bool(policy.check_overrides({name: low})) == low_open, name

@@ -172,6 +172,16 @@ def test_optimal_hops_clip_at_zero_when_noise_outweighs_signal() -> None:
         optimal_hops(0.3, 0.0)
 
 
+def test_an_h_star_below_one_is_flat_retrieval_while_one_hop_gains_nothing() -> None:
+    """§5.2: h* = B/N - 1 below 1 means the integer depths are 0 and 1; one hop beats flat
+    retrieval only when C(1) = B ln 2 - N > 0 = C(0), that is h* > 1/ln 2 - 1 = 0.443."""
+    edge = 1 / math.log(2) - 1
+    N = 0.1
+    assert best_hop_count(N * (1 + edge - 0.01), N) == 0  # h* = 0.433: flat
+    assert best_hop_count(N * (1 + edge + 0.01), N) == 1  # h* = 0.453: one hop
+    assert best_hop_count(N * 1.2, N) == 0  # h* = 0.2
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.floats(0.01, 5.0),
