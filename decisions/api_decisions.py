@@ -224,6 +224,13 @@ class _Submission(StrictSerializer):
     answer = serializers.CharField(max_length=50_000)
     zone = CoordinateField(shortest=4, longest=4, help_text="the agent's zone (G.U.P.Z)")
     agent = CoordinateField(shortest=5, longest=5, help_text="the agent (G.U.P.Z.A)")
+    graph_evidence = serializers.ListField(
+        child=serializers.CharField(max_length=300),
+        required=False,
+        max_length=64,
+        help_text="keys of the zone's graph nodes the answer drew on (`decision:12`, "
+        "`document:3`); the graph gate judges their cohesion beside the answer gate",
+    )
 
     def validate_zone(self, value: str) -> str:
         # Existence is not checked here: a zone other than the token's own is a 403 either
@@ -346,6 +353,9 @@ def _incoming(data: Any) -> DecisionIn | PlainAnswerIn:
 
 def _clean(payload: dict[str, Any]) -> dict[str, Any]:
     """The submitted body in a canonical form (None fields dropped) for hashing and storage."""
+    if not payload.get("graph_evidence"):
+        # no graph evidence hashes as a body without the field, as before it existed
+        payload = {k: v for k, v in payload.items() if k != "graph_evidence"}
     if "sources" in payload:
         sources = [{k: v for k, v in dict(s).items() if v is not None} for s in payload["sources"]]
         return {**payload, "sources": sources}
