@@ -499,7 +499,8 @@ class DecisionListView(APIView):
             200: OpenApiResponse(
                 DecisionOut, description="the decision an earlier request with this key made"
             ),
-            **error_responses(400, 403, 409, 413, 422),
+            # 404: a `graph_evidence` key the zone's graph does not hold
+            **error_responses(400, 403, 404, 409, 413, 422),
         },
     )
     def post(self, request: Request) -> Response:

@@ -264,7 +264,7 @@ def decision_submit(
                     bundle=bundle,
                     idempotency_key=idempotency_key,
                     request_hash=digest,
-                    graph_evidence=graph_keys,
+                    graph_evidence=graph_keys or None,
                 )
         except IntegrityError:
             # The same key committed between our look-up and insert (SQLite has no advisory

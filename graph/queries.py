@@ -446,7 +446,7 @@ def evidence_graph_gate(*, zone: Coordinate, keys: Sequence[str], strict: bool) 
     """The graph gate on an agent's answer that names nodes of its zone's graph (seed 002
     §9.1): Cohesion of those nodes in the graph the zone sees, against the zone's tau_c.
 
-    `strict` (at submission): a key the zone's graph lacks is refused, naming the field. Else
+    `strict` (at submission): a key the zone's graph lacks is a 404 naming the field. Else
     (at validation: the graph changed since) the key is listed as `missing` and the answer
     escalates, since a person must judge evidence the graph no longer holds."""
     policy = effective_policy(zone).values
@@ -456,7 +456,8 @@ def evidence_graph_gate(*, zone: Coordinate, keys: Sequence[str], strict: bool) 
     missing = [key for key, row in zip(keys, found, strict=True) if row is None]
     if strict and missing:
         index = found.index(None)
-        raise ApplicationError(
+        # 404, as for a document that does not exist: another zone's node is not told apart.
+        raise NotFound(
             gettext("no node %(key)s in the graph of %(zone)s")
             % {"key": keys[index], "zone": zone},
             field=f"graph_evidence.{index}",

@@ -145,7 +145,7 @@ def test_an_agent_cannot_name_another_zones_node(
         [{"text": GOOD, "citations": [cite(policy_doc)]}],
         graph_evidence=["decision:proposal", "decision:secret"],
     )
-    # then it is refused, naming the field, and nothing is stored
-    assert response.status_code == 400, response.json()
+    # then it is not found, as a node that does not exist, naming the field; nothing is stored
+    assert response.status_code == 404, response.json()
     assert response.json()["error"]["field"] == "graph_evidence.1"
     assert not Decision.objects.exists()
