@@ -80,6 +80,15 @@ def _policy_list_schema(name: str, default: list[str]) -> dict[str, Any]:
 def _policy_field_schema(name: str, default: Any) -> dict[str, Any]:
     if name in policy.LIST_FIELDS:
         return _policy_list_schema(name, default)
+    if name in policy.CHOICE_FIELDS:
+        return {
+            "type": "string",
+            "enum": list(policy.CHOICE_FIELDS[name]),
+            "nullable": True,
+            "description": f"null or left out: inherited from above (default {default})",
+        }
+    if name == "cohesion_tau":
+        default = "none: graph_risk's tau_c, 0.05 / 0.15 / 0.30 / 0.50 from low to critical"
     low, high, low_open = POLICY_RANGES[name]
     schema: dict[str, Any] = {
         "type": "integer" if isinstance(default, int) else "number",

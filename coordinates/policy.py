@@ -26,6 +26,10 @@ WEIGHT_TOLERANCE = 1e-6
 # holds the two to each other.
 DOCUMENT_KINDS: tuple[str, ...] = ("policy", "contract", "report", "minutes", "memo", "email")
 DOCUMENT_STATUSES: tuple[str, ...] = ("approved", "draft", "archived")
+# The graph gate's tau_c by the risk of a zone's decisions (seed 002 §9.2), written out here
+# because this module stays pure; graph/core/gate.py::COHESION_TAU_BY_RISK is the same table
+# (tests/coordinates/test_graph_risk.py holds the two to each other).
+GRAPH_RISK_TAU: dict[str, float] = {"low": 0.05, "medium": 0.15, "high": 0.30, "critical": 0.50}
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +48,10 @@ class PolicyValues:
     w2: float = 0.30  # ... of key-term coverage
     w3: float = 0.15  # ... of document recency
     w4: float = 0.15  # ... of document authority
-    cohesion_tau: float = 0.15  # graph gate threshold (medium risk)
+    # The risk of the zone's decisions, which sets the graph gate's tau_c (seed 002 §9.2).
+    graph_risk: str = "medium"
+    # A tau_c the zone sets outright, over its risk level's; None: the level's (graph_tau).
+    cohesion_tau: float | None = None
     gamma: float = 0.70  # graph diffusion decay
     hops: int = 3  # graph diffusion depth
     # PPR's restart: each step follows an edge with probability rho (seed 002 §6.1, §11.4).
@@ -78,8 +85,22 @@ class PolicyValues:
             if not isinstance(value, tuple):
                 object.__setattr__(self, name, tuple(value))
 
+    @property
+    def graph_tau(self) -> float:
+        """The graph gate's tau_c in force: the zone's own, else its risk level's."""
+        if self.cohesion_tau is not None:
+            return float(self.cohesion_tau)
+        return GRAPH_RISK_TAU[self.graph_risk]
+
     def as_dict(self) -> dict[str, Any]:
-        """The values in their JSON shape (the list fields as lists)."""
+        """The values in their JSON shape (the list fields as lists), with the tau_c in force
+        as `cohesion_tau`: what a stored report was judged under and a reader compares to."""
+        values = self._own()
+        values["cohesion_tau"] = self.graph_tau
+        return values
+
+    def _own(self) -> dict[str, Any]:
+        """The fields as set (cohesion_tau None when the risk level decides)."""
         values = asdict(self)
         for name in LIST_FIELDS:
             values[name] = list(values[name])
@@ -92,11 +113,15 @@ LIST_FIELDS: dict[str, tuple[str, ...]] = {
     "release_statuses": DOCUMENT_STATUSES,
     "judge_moves": JUDGE_MOVES,
 }
+# The fields that hold one name of a few, and the names each may hold.
+CHOICE_FIELDS: dict[str, tuple[str, ...]] = {"graph_risk": tuple(GRAPH_RISK_TAU)}
 # The list fields an empty list is a value of ("no move"), not a mistake.
 MAY_BE_EMPTY = frozenset({"judge_moves"})
 SYSTEM_DEFAULT = PolicyValues()
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(PolicyValues))
-NUMBER_FIELDS: tuple[str, ...] = tuple(name for name in FIELD_NAMES if name not in LIST_FIELDS)
+NUMBER_FIELDS: tuple[str, ...] = tuple(
+    name for name in FIELD_NAMES if name not in LIST_FIELDS and name not in CHOICE_FIELDS
+)
 _INT_FIELDS = frozenset(
     {"required_evidence", "hops", "approvals_required", "rereview_days", "min_sources"}
 )
@@ -178,6 +203,18 @@ def check_overrides(overrides: Mapping[str, Any]) -> list[PolicyProblem]:
             continue
         if name in LIST_FIELDS:
             problems.extend(PolicyProblem(name, m) for m in _list_problems(name, value))
+            continue
+        if name in CHOICE_FIELDS:
+            if value not in CHOICE_FIELDS[name]:
+                problems.append(
+                    PolicyProblem(
+                        name,
+                        said(
+                            gettext_noop("%(name)s must be one of %(known)s"),
+                            {"name": name, "known": ", ".join(CHOICE_FIELDS[name])},
+                        ),
+                    )
+                )
             continue
         if (message := _number_problem(name, value)) is not None:
             problems.append(PolicyProblem(name, message))
@@ -323,7 +360,7 @@ def check_effective(values: PolicyValues) -> list[PolicyProblem]:
 def merge(chain: Sequence[Mapping[str, Any]], base: PolicyValues = SYSTEM_DEFAULT) -> PolicyValues:
     """Apply overrides outermost first; a missing or null field inherits from above, and a
     list replaces the one above whole (a zone that lists kinds lists all it allows)."""
-    values = base.as_dict()
+    values = base._own()
     for overrides in chain:
         for name, value in overrides.items():
             if value is not None and name in values:
@@ -351,6 +388,8 @@ def normalise_overrides(overrides: Mapping[str, Any]) -> dict[str, Any]:
             continue
         if name in LIST_FIELDS:
             clean[name] = sorted(value)
+        elif name in CHOICE_FIELDS:
+            clean[name] = str(value)
         else:
             clean[name] = int(value) if name in _INT_FIELDS else float(value)
     return clean

@@ -240,6 +240,13 @@ class _Submission(StrictSerializer):
     answer = serializers.CharField(max_length=50_000)
     zone = CoordinateField(shortest=4, longest=4, help_text="the agent's zone (G.U.P.Z)")
     agent = CoordinateField(shortest=5, longest=5, help_text="the agent (G.U.P.Z.A)")
+    graph_evidence = serializers.ListField(
+        child=serializers.CharField(max_length=300),
+        required=False,
+        max_length=64,
+        help_text="keys of the zone's graph nodes the answer drew on (`decision:12`, "
+        "`document:3`); the graph gate judges their cohesion beside the answer gate",
+    )
 
     def validate_zone(self, value: str) -> str:
         # Existence is not checked here: a zone other than the token's own is a 403 either
@@ -370,6 +377,9 @@ def _clean_citation(citation: Mapping[str, Any]) -> dict[str, Any]:
 
 def _clean(payload: dict[str, Any]) -> dict[str, Any]:
     """The submitted body in a canonical form (None fields dropped) for hashing and storage."""
+    if not payload.get("graph_evidence"):
+        # no graph evidence hashes as a body without the field, as before it existed
+        payload = {k: v for k, v in payload.items() if k != "graph_evidence"}
     if "sources" in payload:
         return {**payload, "sources": [_clean_citation(s) for s in payload["sources"]]}
     claims = [
@@ -509,7 +519,8 @@ class DecisionListView(APIView):
             200: OpenApiResponse(
                 DecisionOut, description="the decision an earlier request with this key made"
             ),
-            **error_responses(400, 403, 409, 413, 422),
+            # 404: a `graph_evidence` key the zone's graph does not hold
+            **error_responses(400, 403, 404, 409, 413, 422),
         },
     )
     def post(self, request: Request) -> Response:

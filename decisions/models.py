@@ -72,6 +72,9 @@ class Decision(ConcurrentTransitionMixin, models.Model):
     request_hash = models.CharField(max_length=64)
     due_at = models.DateTimeField(null=True, blank=True)
     escalated_to = models.CharField(max_length=64, blank=True)  # the authority it went up to
+    # The keys of the zone's graph nodes an agent's answer drew on (seed 002 §9): the graph gate
+    # judges their cohesion beside the answer gate. Null: none named (and every older decision).
+    graph_evidence = models.JSONField(null=True, blank=True)
     claimed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )

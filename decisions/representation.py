@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from decisions.delivery import delivery_of
+from decisions.escalation import escalation_explained
 from decisions.models import Decision
 from decisions.services import OVERRIDE_APPROVALS, override_approvals
 from trail.models import TrailEvent
@@ -71,6 +72,9 @@ def decision_detail(
         "delivered": delivery_of(decision).as_dict(),
         "refusal": decision.refusal,
         "outcome_reason": decision.outcome_reason or None,
+        # A graph answer escalated for its cohesion: why, in the reader's language, and the
+        # pairs of its evidence nodes with no relation (None for any other decision).
+        "escalation": escalation_explained(body) if decision.escalated_to else None,
         "bundle_hash": decision.bundle.content_hash,
         "report_hash": report.content_hash if report is not None else None,
         "approvals": [

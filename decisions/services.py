@@ -45,7 +45,7 @@ from decisions.outbox import (
     webhook_token,
     webhook_tokens,
 )
-from decisions.signals import validation_wanted, validations_taken
+from decisions.signals import graph_gate_wanted, validation_wanted, validations_taken
 from decisions.webhooks import (
     Release,
     completed_message,
@@ -59,7 +59,13 @@ from evidence.knowledge import conflicts_from_validation
 from evidence.models import ValidationReport
 from evidence.passages import answer_claims, citations_pinned
 from evidence.services import bundle_create
-from evidence.validation import evaluate_bundle, judge_bundle, plugged_judge, read_cited
+from evidence.validation import (
+    GATE_ORDER,
+    evaluate_bundle,
+    judge_bundle,
+    plugged_judge,
+    read_cited,
+)
 from maria.errors import ApplicationError, Conflict, Forbidden, NotFound, Unprocessable
 from maria.metrics import VALIDATION_SECONDS
 from trail import ledger
@@ -235,6 +241,10 @@ def decision_submit(
     # The bundle seals what was cited (seed 000 §2.2): the version current now where the
     # agent named none, and when each source was retrieved (now, where the agent said not).
     claims = citations_pinned(zone=zone, claims=claims, submitted_at=timezone.now())
+    graph_keys = list(dict.fromkeys(payload.get("graph_evidence") or ()))
+    if graph_keys:
+        # Refused now, naming the key, if the zone's graph lacks it (another zone's node too).
+        graph_gate(zone=str(zone), keys=graph_keys, strict=True)
     digest = request_hash(payload)
     user = token.user
     key = f"{user.pk}:{idempotency_key}" if idempotency_key else ""
@@ -257,6 +267,7 @@ def decision_submit(
                     bundle=bundle,
                     idempotency_key=idempotency_key,
                     request_hash=digest,
+                    graph_evidence=graph_keys or None,
                 )
         except IntegrityError:
             # The same key committed between our look-up and insert (SQLite has no advisory
@@ -270,6 +281,37 @@ def decision_submit(
         )
         transaction.on_commit(lambda: _schedule_validation(decision_id, bundle_hash))
     return Submitted(decision, replayed=False, proposed=proposed)
+
+
+def graph_gate(*, zone: str, keys: Sequence[str], strict: bool) -> dict[str, Any] | None:
+    """The graph gate on the nodes an answer names, as the graph app answers it (None: no
+    graph app listens)."""
+    for _, answer in graph_gate_wanted.send(sender=Decision, zone=zone, keys=keys, strict=strict):
+        if isinstance(answer, Mapping):
+            return dict(answer)
+    return None
+
+
+# The least gate each graph outcome asks of an agent's answer (seed 002 §9.1): never looser
+# than the answer gate; an escalated one also goes to the authority above (§9.3).
+GRAPH_GATE_AT_LEAST = {"direct": Gate.AUTO, "qualified": Gate.FLAGGED, "escalate": Gate.REQUIRED}
+
+
+def _graph_gated(decision: Decision, report: ValidationReport) -> ValidationReport:
+    """The report with the graph gate on the answer's graph evidence applied: its outcome in
+    `graph_gate`, and the gate made at least as strict as the outcome asks."""
+    if not decision.graph_evidence:
+        return report
+    judged = graph_gate(zone=decision.zone, keys=decision.graph_evidence, strict=False)
+    if judged is None:
+        return report
+    least = GRAPH_GATE_AT_LEAST[judged["gate"]]
+    if GATE_ORDER.index(least) > GATE_ORDER.index(report.gate):
+        report.gate = least
+    body = {**report.body, "graph_gate": judged}
+    report.body = body
+    report.content_hash = hashlib.sha256(canonical_json(body)).hexdigest()
+    return report
 
 
 def _skip_validations(decision_ids: list[int]) -> None:
@@ -377,7 +419,7 @@ def _evaluate(
                 question=decision.question,
                 answer=decision.answer,
             )
-            evaluated.append((decision, report))
+            evaluated.append((decision, _graph_gated(decision, report)))
         except Exception:
             if decision is own:
                 raise
@@ -413,6 +455,11 @@ def _record_validations(
         _transition(decision, "validate")
         events.decision_validated(decision, report)
         _log_after_commit("decision validated", decision_id=decision.pk, gate=report.gate)
+        graph = report.body.get("graph_gate") or {}
+        # Escalated by its graph evidence, unless the answer gate blocks it outright.
+        graph_escalated = graph.get("gate") == "escalate" and report.gate == Gate.REQUIRED
+        if graph_escalated:
+            decision.escalated_to = str(graph["escalated_to"])
         _route(
             decision,
             report,
@@ -420,6 +467,8 @@ def _record_validations(
             tokens.get(decision.proposed_by_id),
             pushes=pushes,
         )
+        if graph_escalated:
+            _graph_escalated(decision, graph, pushes)
         # One UPDATE each: Django's bulk_update builds a CASE per field and row, which cost
         # more CPU than the statements it saves (py-spy, bench/bench_pipeline.py).
         decision.save(update_fields=VALIDATED_FIELDS)
@@ -430,8 +479,26 @@ def _record_validations(
 VALIDATED_FIELDS = [
     "report", "gate", "mode", "sufficiency", "completeness", "cohesion", "policy_label",
     "attempts", "state", "due_at", "refusal", "outcome_reason", "claimed_by", "claimed_until",
-    "updated_at",
+    "updated_at", "escalated_to",
 ]  # fmt: skip
+
+
+def _graph_escalated(decision: Decision, graph: Mapping[str, Any], pushes: list[Outbox]) -> None:
+    """An agent's answer whose graph evidence hangs together too little went up a level: on
+    the trail as the graph's escalation, in the authority's queue, and the agent told why."""
+    events.decision_escalated_by_graph(
+        decision,
+        to=decision.escalated_to,
+        cohesion=float(graph.get("cohesion") or 0.0),
+        cohesion_tau=float(graph.get("cohesion_tau") or 0.0),
+    )
+    if decision.escalated_to == decision.zone:
+        events.decision_escalation_topped(decision, at=decision.escalated_to)
+    _push(decision, "decision.escalated", into=pushes)
+    message = escalated_message(decision)
+    message["data"]["reason"] = GRAPH_ESCALATION_REASON
+    message["data"]["gaps"] = list(graph.get("gaps") or [])
+    outbox_webhook(decision, webhook_token(decision.proposed_by_id), message)
 
 
 def _refusal(report: ValidationReport) -> dict[str, Any]:

@@ -9,6 +9,12 @@ outbox never import its tasks or the reviewer pages. Each is sent after commit.
 - `queue_event(zone, event)`: an outbox row holds a reviewer-queue event for the zone's
   sockets (gates.push). A receiver that fails raises, and the outbox row is kept for the
   sweep.
+
+Sent at once, not after commit, and answered:
+
+- `graph_gate_wanted(zone, keys, strict)`: the graph gate on the graph nodes an agent's answer
+  names (graph.queries.evidence_graph_gate answers with the gate, the cohesion, tau_c and the
+  gaps); `strict`: a key the zone's graph lacks is refused, naming it. No answer: no graph.
 """
 
 from __future__ import annotations
@@ -19,3 +25,4 @@ validation_wanted = Signal()
 validations_taken = Signal()
 webhook_due = Signal()
 queue_event = Signal()
+graph_gate_wanted = Signal()

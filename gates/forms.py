@@ -26,6 +26,7 @@ _LABELS = {
     "w2": _("w2"),
     "w3": _("w3"),
     "w4": _("w4"),
+    "graph_risk": _("graph_risk"),
     "cohesion_tau": _("cohesion_tau"),
     "gamma": _("gamma"),
     "hops": _("hops"),
@@ -54,6 +55,10 @@ _CHOICE_LABELS = {
     "archived": _("archived"),
     "verify": _("verify"),
     "refute": _("refute"),
+    "low": _("low"),
+    "medium": _("medium"),
+    "high": _("high"),
+    "critical": _("critical"),
 }
 
 
@@ -86,6 +91,17 @@ class PolicyForm(forms.Form):
                 # What the field does first, then what a blank inherits.
                 self.fields[name].help_text = f"{field_help(name)} {self.fields[name].help_text}"
                 continue
+            if name in zone_policy.CHOICE_FIELDS:
+                choices = [(v, _CHOICE_LABELS.get(v, v)) for v in zone_policy.CHOICE_FIELDS[name]]
+                self.fields[name] = forms.ChoiceField(
+                    required=False,
+                    choices=[("", _("inherited: %(names)s") % {"names": placeholder}), *choices],
+                    label=_LABELS[name],
+                    help_text=field_help(name),
+                )
+                continue
+            if name == "cohesion_tau" and placeholder is None:
+                placeholder = gettext("from graph_risk")
             widget_attrs = {"placeholder": str(placeholder), "step": "any"}
             if name in _INT_FIELDS:
                 field: forms.Field = forms.IntegerField(
@@ -117,7 +133,7 @@ def _present(cleaned: dict[str, Any]) -> dict[str, Any]:
     return {
         name: cleaned[name]
         for name in zone_policy.FIELD_NAMES
-        if cleaned.get(name) is not None and cleaned.get(name) != []
+        if cleaned.get(name) is not None and cleaned.get(name) not in ([], "")
     }
 
 

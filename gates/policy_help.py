@@ -44,8 +44,12 @@ FIELD_HELP: dict[str, Promise | str] = {
     "w2": _WEIGHT,
     "w3": _WEIGHT,
     "w4": _WEIGHT,
+    "graph_risk": _(
+        "Risk of the zone's decisions; sets the cohesion a graph answer needs: low 0.05,"
+        " medium 0.15, high 0.30, critical 0.50."
+    ),
     "cohesion_tau": _(
-        "Cohesion the graph gate needs before an answer counts as medium risk, 0 to 1."
+        "Cohesion a graph answer needs to go out without a person, 0 to 1; blank: the risk level's."
     ),
     "gamma": _("How much risk fades at each hop through the graph, above 0 up to 1."),
     "hops": _("How many hops risk spreads through the graph, 0 to 10."),

@@ -33,6 +33,7 @@ from coordinates.selectors import effective_policy, policy_history
 from coordinates.services import policy_update, role_grant, role_revoke
 from decisions import rereview, services
 from decisions.delivery import delivery_of
+from decisions.escalation import escalation_explained
 from decisions.models import ClaimVerdict, Decision, Gate, State
 from decisions.representation import override_progress
 from gates import advice_views, conflicts, policy_help, presenters, selectors
@@ -361,6 +362,12 @@ def _escalation_context(decision: Decision, user: Any) -> dict[str, Any]:
     return {
         "escalation": presenters.escalation_text(decision.zone, note),
         "escalation_topped": presenters.top_text(note.topped) if note and note.topped else "",
+        # A graph answer's: why in a sentence, and the pairs of nodes with no relation.
+        "graph_escalation": (
+            escalation_explained(decision.report.body)
+            if decision.escalated_to and decision.report is not None
+            else None
+        ),
         "may_send_back": services.may_send_back(decision, user),
         "override": override_progress(decision),
         "may_override": services.may_override(decision, user),

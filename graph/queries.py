@@ -28,13 +28,19 @@ from coordinates.selectors import (
     within,
 )
 from decisions import services as decision_services
+from decisions.escalation import graph_escalation
 from decisions.models import Decision, Gate, State
 from evidence import services as evidence_services
 from evidence.models import ValidationReport
 from evidence.services import bundle_create
 from evidence.text import content_terms
 from graph import events
-from graph.core.cohesion import select_evidence, set_cohesion, structural_gaps
+from graph.core.cohesion import (
+    select_evidence,
+    set_cohesion,
+    structural_gaps,
+    unrelated_pairs,
+)
 from graph.core.diffusion import best_hop_count, h_hop, noise_from_gap, ppr, spectral_gap
 from graph.core.gate import graph_grade
 from graph.core.paths import CausalGraph, best_causal_path, causal_subgraph
@@ -232,7 +238,7 @@ def _no_evidence(
         "gamma": None,
         "rho": None,
         "cohesion": 0.0,
-        "cohesion_tau": policy.cohesion_tau,
+        "cohesion_tau": policy.graph_tau,
         "gate": None,
         "graph_generation": graph.generation,
         "evidence": [],
@@ -468,7 +474,7 @@ def graph_answer(
         found.chosen,
         found.cohesion,
     )
-    outcome = graph_grade(cohesion, policy.cohesion_tau)
+    outcome = graph_grade(cohesion, policy.graph_tau)
     gaps = structural_gaps(related, chosen)
     rows = {int(r) for r in chosen}
     nodes = [_node(graph, r, score=round(float(relevance[r]), 6)) for r in chosen.tolist()]
@@ -492,7 +498,9 @@ def graph_answer(
         # zone's questions are classified by (seed 002 §8.5), read back by _cohesion_history.
         "hop_cohesion": None if hop_cohesion is None else round(hop_cohesion, 6),
         "cohesion": round(cohesion, 6),
-        "cohesion_tau": policy.cohesion_tau,
+        "cohesion_tau": policy.graph_tau,
+        # The risk level that set tau_c; None when the zone set tau_c itself.
+        "graph_risk": policy.graph_risk if policy.cohesion_tau is None else None,
         "gate": outcome,
         "graph_generation": graph.generation,
         "evidence": [n["key"] for n in nodes],
@@ -512,6 +520,15 @@ def graph_answer(
         "components": pieces,
         "escalated_to": escalated_to,
     }
+    if outcome == "escalate":
+        # What the evidence does not show, pair by pair (seed 002 §14.5), and why it went up,
+        # in the asker's language; the stored body keeps the gaps for later readers.
+        body["gaps"] = [
+            {"between": [_gap_end(graph, a), _gap_end(graph, b)]}
+            for a, b in unrelated_pairs(related, chosen)
+        ]
+        explained = graph_escalation(body)
+        body["why"] = explained["why"] if explained else None
     return _recorded(
         body,
         report,
@@ -531,6 +548,73 @@ def graph_answer(
         # evidence states, with the caution that they do not hang together.
         facts=_answer_text("qualified", nodes, edges, pieces, None) or "",
     )
+
+
+def _evidence_rows(
+    graph: GraphSnapshot, mask: BoolArray, zone: Coordinate, keys: Sequence[str]
+) -> list[int | None]:
+    """The row of each key the zone's reader sees: the zone's own node of that key first (keys
+    are unique per zone), else a visible one of the levels above or a shared one."""
+    wanted = set(keys)
+    own: dict[str, int] = {}
+    seen: dict[str, int] = {}
+    for row in np.flatnonzero(mask).tolist():
+        key = str(graph.keys[row])
+        if key in wanted:
+            (own if graph.zones[row] == str(zone) else seen).setdefault(key, row)
+    return [own.get(key, seen.get(key)) for key in keys]
+
+
+def evidence_graph_gate(*, zone: Coordinate, keys: Sequence[str], strict: bool) -> dict[str, Any]:
+    """The graph gate on an agent's answer that names nodes of its zone's graph (seed 002
+    §9.1): Cohesion of those nodes in the graph the zone sees, against the zone's tau_c.
+
+    `strict` (at submission): a key the zone's graph lacks is a 404 naming the field. Else
+    (at validation: the graph changed since) the key is listed as `missing` and the answer
+    escalates, since a person must judge evidence the graph no longer holds."""
+    policy = effective_policy(zone).values
+    graph = snapshot(embed=False)
+    mask = visible_rows(graph, [zone])
+    found = _evidence_rows(graph, mask, zone, keys)
+    missing = [key for key, row in zip(keys, found, strict=True) if row is None]
+    if strict and missing:
+        index = found.index(None)
+        # 404, as for a document that does not exist: another zone's node is not told apart.
+        raise NotFound(
+            gettext("no node %(key)s in the graph of %(zone)s")
+            % {"key": keys[index], "zone": zone},
+            field=f"graph_evidence.{index}",
+        )
+    chosen = np.unique(np.asarray([row for row in found if row is not None], dtype=np.int64))
+    related = relation(restricted(graph.adjacency, mask))
+    cohesion = set_cohesion(related, chosen) if chosen.size else 0.0
+    outcome = "escalate" if missing else graph_grade(cohesion, policy.graph_tau)
+    return {
+        "gate": outcome,
+        "zone": str(zone),
+        "cohesion": round(cohesion, 6),
+        "cohesion_tau": policy.graph_tau,
+        "graph_risk": policy.graph_risk if policy.cohesion_tau is None else None,
+        "nodes": [_gap_end(graph, int(row)) for row in chosen.tolist()],
+        "missing": missing,
+        "gaps": [
+            {"between": [_gap_end(graph, a), _gap_end(graph, b)]}
+            for a, b in unrelated_pairs(related, chosen)
+        ],
+        "escalated_to": str(zone.parent or zone) if outcome == "escalate" else None,
+        "graph_generation": graph.generation,
+    }
+
+
+def answer_graph_gate(
+    sender: Any, *, zone: str, keys: Sequence[str], strict: bool, **_: Any
+) -> dict[str, Any]:
+    """decisions.signals.graph_gate_wanted: the graph gate on an agent's answer."""
+    return evidence_graph_gate(zone=Coordinate.parse(zone), keys=keys, strict=strict)
+
+
+def _gap_end(graph: GraphSnapshot, row: int) -> dict[str, Any]:
+    return {"id": graph.node_ids[row], "key": graph.keys[row], "label": graph.labels[row]}
 
 
 def _recorded(

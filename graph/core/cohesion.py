@@ -143,3 +143,18 @@ def structural_gaps(adjacency: Adjacency, nodes: ArrayLike) -> StructuralGaps:
     pieces = [members[labels == label] for label in range(count)]
     pieces.sort(key=lambda piece: (-piece.size, int(piece[0])))
     return StructuralGaps(pieces, list(combinations(range(count), 2)))
+
+
+def unrelated_pairs(adjacency: Adjacency, nodes: ArrayLike) -> list[tuple[int, int]]:
+    """The pairs {i, j} of S with R_ij <= 0 and R_ji <= 0: what an escalated answer lists as
+    missing (seed 002 §14.5), each pair once, in row order.
+
+    Row ids of `adjacency`; positive entries only relate (as `structural_gaps`)."""
+    members = _unique_rows(nodes)
+    induced = as_csr(adjacency)[members][:, members].toarray()
+    related = (induced > 0) | (induced.T > 0)
+    return [
+        (int(members[a]), int(members[b]))
+        for a, b in combinations(range(members.size), 2)
+        if not related[a, b]
+    ]
