@@ -99,6 +99,9 @@ WITHOUT_POSITIVE_DATA_ACCEPTANCE = {
     "zones_kpis_retrieve",
     # The three costs come all together or not at all.
     "zones_advice_retrieve",
+    # A source's retrieved_at must not lie ahead of the engine's clock (seed 000 §2.2: the
+    # bundle records when it was retrieved): a rule of the moment, not of the body's shape.
+    "decisions_create",
     # An assignee must be a reviewer of the decision's zone, and exist.
     "decisions_assign_create",
     "decisions_bulk_create",
