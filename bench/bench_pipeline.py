@@ -492,7 +492,7 @@ def _profile(token: str, claims: list[dict[str, Any]]) -> float:
 
     # The chain events' own cost: CPU (this thread's) and wall time inside the calls that
     # build and append them (decisions.events, ledger.append) and that link and write them
-    # at the end of a change (ledger._write_held: seal, lock, insert, head update). Nested
+    # at the end of a change (ledger._write_held: seal, lock, insert and head update). Nested
     # calls count once. Wall adds PostgreSQL's side of those statements; CPU is this
     # process's alone.
     depth = [0]
