@@ -27,9 +27,9 @@ Task = tuple[int, str]  # a validation task's arguments: decision id, bundle has
 
 # Most queries one task may ask, by backend. SQLite takes the zone's chain first (its write
 # lock) and has no row locks, so it asks a little differently.
-RELEASED = {"postgresql": 14, "sqlite": 17}
-QUEUED = {"postgresql": 16, "sqlite": 19}
-BATCH_OF_FOUR = {"postgresql": 29, "sqlite": 35}
+RELEASED = {"postgresql": 13, "sqlite": 17}
+QUEUED = {"postgresql": 15, "sqlite": 19}
+BATCH_OF_FOUR = {"postgresql": 25, "sqlite": 35}
 
 
 @pytest.fixture
