@@ -261,6 +261,10 @@ def shortfall(
         own = by_claim[next(i for i, c in enumerate(answers) if c is candidate)]["sufficiency"]
         if own is not None and not responds(own, tau):
             missing.append((part, candidate, own))
+    if not missing and not responds(report.sufficiency, tau):
+        # S below tau with no claim below it on its own (validation read the answer's text
+        # into further claims): every answered part is short of evidence.
+        missing = [(part, c, report.sufficiency) for part, c in chosen if c is not None]
     return Shortfall(report.sufficiency, tau, tuple(missing))
 
 
