@@ -874,7 +874,17 @@ def test_raising_tau_never_turns_a_refusal_into_an_answer(s: float, a: float, b:
     assert responds(s, high) <= responds(s, low)
 
 
-@pytest.mark.parametrize(("s", "tau"), [(1.5, 0.7), (-0.1, 0.7), (0.5, math.nan), (0.5, 2.0)])
-def test_respond_decision_rejects_values_outside_the_unit_interval(s: float, tau: float) -> None:
-    with pytest.raises(ValueError, match="must be a finite number in"):
+@pytest.mark.parametrize(
+    ("s", "tau", "named"),
+    [
+        (1.5, 0.7, "sufficiency"),
+        (-0.1, 0.7, "sufficiency"),
+        (0.5, math.nan, "tau"),
+        (0.5, 2.0, "tau"),
+    ],
+)
+def test_respond_decision_rejects_values_outside_the_unit_interval(
+    s: float, tau: float, named: str
+) -> None:
+    with pytest.raises(ValueError, match=f"^{named} must be a finite number in"):
         responds(s, tau)
