@@ -1001,6 +1001,17 @@ def relevance(
     asked = question if isinstance(question, Question) else analyse_question(question)
     if any(part.kind == "summary" for part in asked.parts):
         return 1.0  # every part of the source is what a summary is asked of
+    best, threshold = answering(asked, span, fitted=fitted)
+    return min(1.0, best / threshold) if threshold > 0 else 1.0
+
+
+def answering(
+    asked: Question, span: str, *, fitted: AddressingModel | None = None
+) -> tuple[float, float]:
+    """(p, pass mark): the calibrated probability that `span` answers the part of `asked` it
+    answers best, uncapped (two spans above the pass mark still differ), and the pass mark
+    of the reader that read it. A span of several sentences is read sentence by sentence,
+    each beside the others."""
     sentences = split_sentences(span)
     chosen = reader(asked.language, in_context=len(sentences) > 1, fitted=fitted)
     readings: list[tuple[str, Sequence[str]]] = [(span, ())] if len(sentences) < 2 else [
@@ -1014,7 +1025,7 @@ def relevance(
         ),
         default=0,
     )
-    return min(1.0, best / chosen.threshold) if chosen.threshold > 0 else 1.0
+    return float(best), chosen.threshold
 
 
 # "Who approves ...?": the words after the asking ones, of which the first that is no helper

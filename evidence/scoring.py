@@ -328,6 +328,13 @@ def contradiction_pairs(
 # --- decisions from the scores -----------------------------------------------------------
 
 
+def responds(sufficiency: float, tau: float) -> bool:
+    """The response decision of seed 000 §4.2: respond iff Sufficiency(B) >= tau, refuse
+    below. `ask` decides by it before it submits anything; a submitted answer is then graded
+    like any agent's (gates.grading), where low S sends it to a person instead."""
+    return _unit_scalar("sufficiency", sufficiency) >= _unit_scalar("tau", tau)
+
+
 def answer_mode(s: float, tau: float, delta: float) -> AnswerMode:
     """full S>=tau; hedged tau-delta<=S<tau; partial tau-2*delta<=S<tau-delta; else refusal."""
     s = _unit_scalar("sufficiency", s)

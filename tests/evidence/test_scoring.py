@@ -39,6 +39,7 @@ from evidence.scoring import (
     refusal_break_even,
     refusal_economics,
     required_evidence,
+    responds,
     score_bundle,
     sufficiency,
     sufficiency_of_claims,
@@ -840,3 +841,50 @@ def test_score_bundle_counts_completeness_against_the_questions_required_evidenc
     assert zone_three.required_evidence == 3
     assert by_question.completeness == pytest.approx(0.9)
     assert by_question.to_dict()["required_evidence"] == 2
+
+
+UNIT = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
+
+
+# --- seed 000 §4.2: respond iff Sufficiency(B) >= tau --------------------------------------
+
+
+def test_respond_decision_with_the_papers_zone_thresholds() -> None:
+    # §13.2: a compliance zone may require tau = 0.85, customer support accepts 0.50; an
+    # answer whose evidence reaches S = 0.75 is given in the one and refused in the other
+    assert responds(0.75, 0.50)
+    assert not responds(0.75, 0.85)
+    # the default tau (0.70): the threshold itself answers, anything below refuses
+    assert responds(0.70, 0.70)
+    assert not responds(math.nextafter(0.70, 0.0), 0.70)
+    # tau = 0 never refuses, tau = 1 refuses all but perfect evidence (§5.3)
+    assert responds(0.0, 0.0)
+    assert not responds(0.999, 1.0)
+    assert responds(1.0, 1.0)
+
+
+@given(UNIT, UNIT)
+def test_respond_exactly_when_sufficiency_reaches_tau(s: float, tau: float) -> None:
+    assert responds(s, tau) == (s >= tau)
+
+
+@given(UNIT, UNIT, UNIT)
+def test_raising_tau_never_turns_a_refusal_into_an_answer(s: float, a: float, b: float) -> None:
+    low, high = sorted((a, b))
+    assert responds(s, high) <= responds(s, low)
+
+
+@pytest.mark.parametrize(
+    ("s", "tau", "named"),
+    [
+        (1.5, 0.7, "sufficiency"),
+        (-0.1, 0.7, "sufficiency"),
+        (0.5, math.nan, "tau"),
+        (0.5, 2.0, "tau"),
+    ],
+)
+def test_respond_decision_rejects_values_outside_the_unit_interval(
+    s: float, tau: float, named: str
+) -> None:
+    with pytest.raises(ValueError, match=f"^{named} must be a finite number in"):
+        responds(s, tau)
