@@ -17,7 +17,7 @@ from evidence.models import EvidenceBundle, Paragraph
 from evidence.provenance import pin_citations, retrieval_stamp
 from evidence.retrieval import DEFAULT_K
 from evidence.search import search_paragraphs
-from evidence.validation import Item, read_cited, resolve_item
+from evidence.validation import Item, citable_for, current_versions, read_cited, resolve_item
 from maria.errors import ApplicationError, TooLarge
 
 
@@ -219,21 +219,28 @@ def citations_pinned(
     *, zone: Coordinate, claims: Sequence[Mapping[str, Any]], submitted_at: datetime
 ) -> list[dict[str, Any]]:
     """The claims as the sealed bundle records them (seed 000 §2.2): each citation without a
-    version pinned to the version current now, resolved as validation resolves it (one the
-    zone may not cite stays unpinned, and validation reports it as before), and each
-    without a retrieval time stamped with `submitted_at`."""
-    probe = EvidenceBundle(zone=str(zone), claims=list(claims))
-    cited = read_cited([probe])
+    version pinned to the version current now, where validation would read that document for
+    the zone (one the zone may not cite, or a level above's that the zone's own overrides,
+    stays unpinned, and validation reports it as before), and each without a retrieval time
+    stamped with `submitted_at`. One query (the documents' versions) on the submit path: the
+    paragraphs are validation's to read."""
+    unpinned = {
+        int(citation["document"])
+        for claim in claims
+        for citation in claim.get("citations", [])
+        if citation.get("version") is None
+    }
+    current = current_versions(unpinned) if unpinned else {}
     versions: list[list[int | None]] = []
     for claim in claims:
         row: list[int | None] = []
         for citation in claim.get("citations", []):
-            if citation.get("version") is not None:
-                row.append(None)  # the agent's own: kept as given
-                continue
-            item = Item(claim=0, cited=citation)
-            resolve_item(item, str(zone), cited.versions, cited.paragraphs)
-            found = item.problem is None and item.version is not None
-            row.append(item.version.version if found and item.version else None)
+            version = (
+                None
+                if citation.get("version") is not None
+                else current.get(int(citation["document"]))
+            )
+            citable = version is not None and citable_for(version, str(zone))
+            row.append(version.version if citable and version is not None else None)
         versions.append(row)
     return pin_citations(claims, versions=versions, submitted_at=submitted_at)

@@ -118,6 +118,29 @@ def overriding_document(version: DocumentVersion, zone: str) -> PlacedDocument |
     return overrides(found, [zone]).get(document.pk)
 
 
+def current_versions(documents: Iterable[int]) -> dict[int, DocumentVersion]:
+    """Each document's newest version (the one a citation without a version reads), with its
+    zone, in one query; documents that do not exist are absent."""
+    newest: dict[int, DocumentVersion] = {}
+    for row in (
+        DocumentVersion.objects.filter(document_id__in=set(documents))
+        .defer("text")
+        .select_related("document__zone")
+    ):
+        if row.document_id not in newest or row.version > newest[row.document_id].version:
+            newest[row.document_id] = row
+    return newest
+
+
+def citable_for(version: DocumentVersion, zone: str) -> bool:
+    """Whether `zone` may cite `version`'s document as resolve_item reads it: a document of a
+    level of its lineage that no nearer level's document of the same title overrides."""
+    return (
+        version.document.zone.coordinate in _lineage(zone)
+        and overriding_document(version, zone) is None
+    )
+
+
 def resolve_item(item: Item, zone: str, versions: Versions, paragraphs: CitedParagraphs) -> None:
     cited = item.cited
     document, wanted = int(cited["document"]), cited.get("version")

@@ -181,3 +181,54 @@ def test_the_python_clients_passage_passes_its_retrieval_time_on() -> None:
         "paragraph": 4,
         "retrieved_at": "2026-12-01T09:00:00+00:00",
     }
+
+
+def _pinned_on_submit(client: Any, body: dict[str, Any], capture: Any) -> dict[str, Any]:
+    with capture(execute=False):
+        response = client.post("/api/v1/decisions/", body, format="json")
+    assert response.status_code == 201, response.json()
+    decision = Decision.objects.get(pk=response.json()["id"])
+    (citation,) = decision.bundle.claims[0]["citations"]
+    return dict(citation)
+
+
+def test_pinning_reads_the_versions_and_never_the_paragraphs_on_the_submit_path(
+    ingest: Callable[..., Any],
+    agent_client: Callable[[str], Any],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    ingest(V1, title="Remote Work Policy", key="remote")
+    paragraph = Paragraph.objects.get(text=DAYS)
+    client = agent_client("G1.U1.P1.Z1.A1")
+    body = answer_body([{"text": DAYS, "citations": [cite(paragraph)]}])
+    with CaptureQueriesContext(connection) as asked:
+        citation = _pinned_on_submit(client, body, django_capture_on_commit_callbacks)
+    assert citation["version"] == 1
+    # the paragraphs (and their conflicts) are validation's to read, after the response
+    assert not [q["sql"] for q in asked.captured_queries if '"evidence_paragraph"' in q["sql"]]
+
+
+def test_a_document_the_zone_may_not_cite_or_that_its_own_overrides_stays_unpinned(
+    ingest: Callable[..., Any],
+    agent_client: Callable[[str], Any],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    client = agent_client("G1.U1.P1.Z1.A1")
+    # another zone's document: the bundle says nothing of it (validation reports it)
+    ingest(V1, zone="G1.U1.P1.Z2", title="Remote Work Policy", key="remote")
+    theirs = Paragraph.objects.get(text=DAYS, zone="G1.U1.P1.Z2")
+    body = answer_body([{"text": DAYS, "citations": [cite(theirs)]}])
+    assert "version" not in _pinned_on_submit(client, body, django_capture_on_commit_callbacks)
+    # the planet's document, which the zone's own of the same title overrides
+    ingest(V1, zone="G1.U1.P1", title="Travel", key="travel-planet")
+    ingest(V1, title="Travel", key="travel-zone")
+    planets = Paragraph.objects.get(text=DAYS, zone="G1.U1.P1")
+    body = answer_body([{"text": DAYS, "citations": [cite(planets)]}])
+    assert "version" not in _pinned_on_submit(client, body, django_capture_on_commit_callbacks)
+    # and the zone's own is pinned
+    own = Paragraph.objects.get(text=DAYS, zone="G1.U1.P1.Z1")
+    body = answer_body([{"text": DAYS, "citations": [cite(own)]}])
+    assert _pinned_on_submit(client, body, django_capture_on_commit_callbacks)["version"] == 1
