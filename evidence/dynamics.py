@@ -12,8 +12,9 @@ those numbers, and docs/math.md §20 says so.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 # §6.1: the shares of the three hallucination types in an unbundled system (midpoints of
 # the paper's ranges 40–50%, 30–35%, 15–25%, rescaled to sum to 1).
@@ -201,6 +202,64 @@ def learning_curve(a_0: float, a_max: float, rate: float, t: float) -> float:
         raise ValueError(f"a_0 ({a_0!r}) cannot exceed a_max ({a_max!r})")
     return ceiling - (ceiling - start) * math.exp(
         -_non_negative("rate", rate) * _non_negative("t", t)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class LearningFit:
+    a_0: float
+    a_max: float
+    rate: float  # lambda, per unit of t
+    points: int
+
+
+MIN_LEARNING_POINTS = 4  # a curve of three parameters needs more points than parameters
+
+
+def fit_learning_curve(
+    t: Sequence[float], accuracy: Sequence[float], weights: Sequence[float] | None = None
+) -> LearningFit | None:
+    """§10.2 fitted to a zone's measured accuracy: the A_0 <= A_max in [0, 1] and lambda >= 0
+    whose A(t) comes closest to `accuracy` at `t` in weighted least squares (weights: each
+    point's answers, so a quiet week counts less). None below MIN_LEARNING_POINTS points or
+    when the optimiser finds no fit. A_max = A_0 + g (1 - A_0), g in [0, 1], keeps the order."""
+    import numpy as np
+    from scipy.optimize import curve_fit
+
+    times = np.asarray(t, dtype=float)
+    measured = np.asarray(accuracy, dtype=float)
+    if times.shape != measured.shape or times.ndim != 1:
+        raise ValueError("t and accuracy must be two sequences of the same length")
+    if times.size < MIN_LEARNING_POINTS:
+        return None
+    for value in measured:
+        _unit("accuracy", float(value))
+    spread = np.ones_like(times) if weights is None else np.asarray(weights, dtype=float)
+    if spread.shape != times.shape or (spread <= 0).any():
+        raise ValueError("weights must be one positive number a point")
+
+    def curve(x: Any, a_0: float, gap: float, rate: float) -> Any:
+        a_max = a_0 + gap * (1.0 - a_0)
+        return a_max - (a_max - a_0) * np.exp(-rate * x)
+
+    start = (float(measured[0]), 0.5, 0.1)
+    try:
+        (a_0, gap, rate), _ = curve_fit(
+            curve,
+            times,
+            measured,
+            p0=start,
+            sigma=1.0 / np.sqrt(spread),
+            bounds=((0.0, 0.0, 0.0), (1.0, 1.0, 50.0)),
+            maxfev=5000,
+        )
+    except (RuntimeError, ValueError):
+        return None
+    return LearningFit(
+        a_0=float(a_0),
+        a_max=float(a_0 + gap * (1.0 - a_0)),
+        rate=float(rate),
+        points=int(times.size),
     )
 
 

@@ -21,21 +21,31 @@ Over the decisions proposed in the zone (or beneath it) in a window, as on the d
 - `overconfident_sources` (§10.3 retrieval refinement and confidence calibration): the
   documents whose evidence confidence outruns the reviewers' verdicts on the claims it
   carried (`evidence.dynamics.overconfident_sources`).
+- `learning_curve` (§10.2): the zone's accuracy week by week (1 - wrong answers / answers,
+  weeks counted from `since`, each with at least `MIN_WEEK_ANSWERS` answers) and, with at
+  least four such weeks, the A_0, A_max and lambda of `evidence.dynamics.fit_learning_curve`
+  and the weeks to 95% of the way (§10.4).
+- `drift` (§6.6): the knowledge base's update rate mu (new document versions per document
+  and week) and staleness rate nu (documents whose current version passed the recency
+  half-life, `scoring.RECENCY_HALF_LIFE_DAYS`, in the window, per document and week), and
+  the completeness of the window's released answers carried forward by
+  `evidence.dynamics.completeness_over_time`.
 Bounded: at most `MAX_ANSWERS` answers are read (the newest); `sampled` says when the window
-held more.
+held more (then the early weeks of the curve are short of answers).
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import timedelta
 from typing import Any, Literal
 
 from coordinates.coordinate import Coordinate
 from coordinates.selectors import beneath
-from decisions.models import ClaimVerdict, Decision, Gate
-from evidence import dynamics
-from evidence.models import Document
+from decisions.models import ClaimVerdict, Decision, Gate, State
+from evidence import dynamics, scoring
+from evidence.models import Document, DocumentVersion
 from evidence.questions import analyse_question
 from evidence.text import term_surfaces
 from gates.kpis import Window
@@ -45,6 +55,9 @@ TYPES: tuple[HallucinationType, ...] = ("fabrication", "distortion", "extrapolat
 MAX_ANSWERS = 5_000
 MIN_AGENT_ANSWERS = 5
 UNDERPERFORMING_FACTOR = 2.0
+MIN_WEEK_ANSWERS = 5  # a week with fewer answers says too little about its accuracy
+DRIFT_WEEKS = (4, 13, 26, 52)  # how far the completeness is carried forward
+RELEASED = (State.APPROVED, State.EXECUTED, State.COMPLETED)
 
 
 # --- the pure part -----------------------------------------------------------------------
@@ -116,6 +129,72 @@ def agent_rows(answers: Iterable[tuple[str, float | None, bool, bool]]) -> list[
     return sorted(out, key=lambda row: (-row["wrong_share"], -row["answers"], row["agent"]))
 
 
+def weekly_accuracy(answers: Iterable[tuple[int, bool]]) -> list[dict[str, Any]]:
+    """From (week, wrong) per answer: each week's answers and accuracy (1 - wrong share),
+    in week order."""
+    weeks: dict[int, list[bool]] = defaultdict(list)
+    for week, wrong in answers:
+        weeks[week].append(wrong)
+    return [
+        {
+            "week": week,
+            "answers": len(rows),
+            "accuracy": round(1.0 - sum(rows) / len(rows), 6),
+        }
+        for week, rows in sorted(weeks.items())
+    ]
+
+
+def learning_fit(weeks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """§10.2's curve fitted to the weeks with at least MIN_WEEK_ANSWERS answers, or why not."""
+    kept = [w for w in weeks if w["answers"] >= MIN_WEEK_ANSWERS]
+    if len(kept) < dynamics.MIN_LEARNING_POINTS:
+        return {"fit": None, "weeks_used": len(kept)}
+    fit = dynamics.fit_learning_curve(
+        [w["week"] for w in kept], [w["accuracy"] for w in kept], [w["answers"] for w in kept]
+    )
+    if fit is None:
+        return {"fit": None, "weeks_used": len(kept)}
+    return {
+        "fit": {
+            "a_0": round(fit.a_0, 6),
+            "a_max": round(fit.a_max, 6),
+            "rate_per_week": round(fit.rate, 6),
+            "weeks_to_95": (
+                round(dynamics.time_to_converge(fit.rate), 1) if fit.rate > 0 else None
+            ),
+        },
+        "weeks_used": len(kept),
+    }
+
+
+def drift_projection(
+    *,
+    versions_added: int,
+    went_stale: int,
+    documents: int,
+    weeks: float,
+    completeness: float | None,
+) -> dict[str, Any]:
+    """§6.6: mu and nu per document and week, and the completeness carried forward."""
+    if documents <= 0 or weeks <= 0:
+        return {"mu": None, "nu": None, "documents": documents, "projected": []}
+    mu = versions_added / documents / weeks
+    nu = went_stale / documents / weeks
+    projected = (
+        []
+        if completeness is None
+        else [
+            {
+                "weeks": t,
+                "completeness": round(dynamics.completeness_over_time(completeness, mu, nu, t), 6),
+            }
+            for t in DRIFT_WEEKS
+        ]
+    )
+    return {"mu": round(mu, 6), "nu": round(nu, 6), "documents": documents, "projected": projected}
+
+
 def question_topics(question: str) -> dict[str, str]:
     """A question's topics: its content words (not the asking words), each with the first
     word it came from, in lower case, so that a topic reads as a word ("reimburs" ->
@@ -166,6 +245,8 @@ def zone_learning(coordinate: Coordinate, window: Window) -> dict[str, Any]:
     asked: Counter[str] = Counter()
     surfaces: dict[str, str] = {}
     source_verdicts: list[tuple[str, float, bool]] = []
+    by_week: list[tuple[int, bool]] = []
+    released_completeness: list[float] = []
     for decision in decisions:
         claims = decision.report.body.get("claims", []) if decision.report else []
         said = _latest(reviewed.get(decision.pk, []))
@@ -179,6 +260,9 @@ def zone_learning(coordinate: Coordinate, window: Window) -> dict[str, Any]:
             if decision.completeness is not None:
                 wrong_completeness.append(decision.completeness)
         answers.append((decision.agent, decision.sufficiency, blocked, kind is not None))
+        by_week.append(((decision.created_at - window.since).days // 7, kind is not None))
+        if decision.state in RELEASED and decision.completeness is not None:
+            released_completeness.append(decision.completeness)
         topics = question_topics(decision.question)
         surfaces.update(topics)
         asked.update(topics.keys())
@@ -194,6 +278,10 @@ def zone_learning(coordinate: Coordinate, window: Window) -> dict[str, Any]:
         ).values_list("pk", "title")
     )
     mean_bc = sum(wrong_completeness) / len(wrong_completeness) if wrong_completeness else None
+    weeks = weekly_accuracy(by_week)
+    released_bc = (
+        sum(released_completeness) / len(released_completeness) if released_completeness else None
+    )
     return {
         "zone": str(coordinate),
         "since": window.since.isoformat(),
@@ -218,6 +306,8 @@ def zone_learning(coordinate: Coordinate, window: Window) -> dict[str, Any]:
             }
             for gap in dynamics.knowledge_gaps(refused, asked)
         ],
+        "learning_curve": {"weeks": weeks, **learning_fit(weeks)},
+        "drift": _drift(coordinate, window, released_bc),
         "overconfident_sources": [
             {
                 "document": int(source.source),
@@ -243,3 +333,23 @@ def _cited(claim: Mapping[str, Any], supported: bool) -> list[tuple[str, float, 
     return [
         (source, min(max(confidence, 0.0), 1.0), supported) for source, confidence in best.items()
     ]
+
+
+def _drift(coordinate: Coordinate, window: Window, completeness: float | None) -> dict[str, Any]:
+    """§6.6's rates over the window from the zone's documents and their versions."""
+    documents = Document.objects.filter(beneath(coordinate, "zone__coordinate"))
+    versions = DocumentVersion.objects.filter(document__in=documents)
+    half_life = timedelta(days=scoring.RECENCY_HALF_LIFE_DAYS)
+    return drift_projection(
+        versions_added=versions.filter(
+            created_at__gte=window.since, created_at__lt=window.until, version__gt=1
+        ).count(),
+        went_stale=versions.filter(
+            superseded_at__isnull=True,
+            created_at__gte=window.since - half_life,
+            created_at__lt=window.until - half_life,
+        ).count(),
+        documents=documents.filter(created_at__lt=window.until).count(),
+        weeks=(window.until - window.since).total_seconds() / (7 * 86400),
+        completeness=completeness,
+    )

@@ -253,3 +253,92 @@ def test_the_page_shows_the_types_the_agents_and_the_sources(
     assert client.get(f"/zones/{ZONE}/dashboard/").content.decode().count("learning-link") == 1
     client.force_login(person("sid", Role.ZONE_ADMIN, OTHER))
     assert client.get(f"/zones/{ZONE}/learning/").status_code == 404
+
+
+# --- §10.2 the learning curve, §6.6 drift ------------------------------------------------------
+
+
+def test_a_learning_curve_fitted_to_its_own_points_gives_back_its_parameters() -> None:
+    from evidence.dynamics import fit_learning_curve, learning_curve, time_to_converge
+
+    weeks = list(range(12))
+    fit = fit_learning_curve(weeks, [learning_curve(0.6, 0.9, 0.15, t) for t in weeks])
+    assert fit is not None
+    assert (fit.a_0, fit.a_max, fit.rate) == pytest.approx((0.6, 0.9, 0.15), abs=1e-4)
+    # the paper's §10.4: at lambda 0.15, 95% of the way in about 20 weeks
+    assert time_to_converge(fit.rate) == pytest.approx(20.0, abs=0.1)
+
+
+def test_too_few_weeks_fit_no_curve_and_bad_input_is_refused_by_name() -> None:
+    from evidence.dynamics import fit_learning_curve
+
+    assert fit_learning_curve([0, 1, 2], [0.5, 0.6, 0.7]) is None
+    with pytest.raises(ValueError, match="accuracy"):
+        fit_learning_curve([0, 1, 2, 3], [0.5, 0.6, 1.7, 0.8])
+    with pytest.raises(ValueError, match="weights"):
+        fit_learning_curve([0, 1, 2, 3], [0.5, 0.6, 0.7, 0.8], [1, 1, 0, 1])
+
+
+def test_weeks_with_too_few_answers_are_shown_but_not_fitted() -> None:
+    rows = [(w, wrong) for w in range(5) for wrong in [True] * (4 - w % 4) + [False] * 6]
+    rows += [(5, True), (5, False)]  # two answers: shown, not fitted
+    weeks = learning.weekly_accuracy(rows)
+    assert [w["week"] for w in weeks] == [0, 1, 2, 3, 4, 5]
+    assert weeks[0] == {"week": 0, "answers": 10, "accuracy": 0.6}
+    fitted = learning.learning_fit(weeks)
+    assert fitted["weeks_used"] == 5
+    assert learning.learning_fit(weeks[:3] + weeks[5:])["fit"] is None
+
+
+def test_drift_carries_completeness_up_when_updates_outpace_staleness() -> None:
+    growing = learning.drift_projection(
+        versions_added=8, went_stale=2, documents=10, weeks=4.0, completeness=0.8
+    )
+    assert (growing["mu"], growing["nu"]) == (0.2, 0.05)
+    later = [row["completeness"] for row in growing["projected"]]
+    assert later == sorted(later)
+    assert later[0] > 0.8
+    assert later[-1] == 1.0
+    decaying = learning.drift_projection(
+        versions_added=0, went_stale=4, documents=10, weeks=4.0, completeness=0.8
+    )
+    later = [row["completeness"] for row in decaying["projected"]]
+    assert later == sorted(later, reverse=True)
+    assert later[0] < 0.8
+    assert (
+        learning.drift_projection(
+            versions_added=0, went_stale=0, documents=0, weeks=4.0, completeness=0.8
+        )["mu"]
+        is None
+    )
+
+
+def test_the_zones_drift_counts_its_new_versions_and_its_documents(
+    world: dict[str, Any], ingest: Callable[..., Any], person: Callable[..., Any]
+) -> None:
+    from decisions.models import Decision
+    from tests.samples import POLICY_EN
+
+    # one answer released by a reviewer: the completeness carried forward is its
+    waiting = Decision.objects.filter(state="approval_required").order_by("pk").first()
+    assert waiting is not None
+    services.decision_approve(
+        decision_id=waiting.pk, user=person("ria", Role.REVIEWER, ZONE), reason="right"
+    )
+    ingest(POLICY_EN.replace("500,000", "600,000"), title="Travel policy", key="travel")
+    report = (
+        _client(person, "zed", Role.ZONE_ADMIN, ZONE).get(f"/api/v1/zones/{ZONE}/learning/").json()
+    )
+    drift = report["drift"]
+    assert drift["documents"] == 1
+    weeks = 30 / 7  # the default window
+    assert drift["mu"] == pytest.approx(1 / weeks, abs=1e-3)  # one new version
+    assert drift["nu"] == 0.0  # nothing passed a year since its current version
+    assert [row["weeks"] for row in drift["projected"]] == [4, 13, 26, 52]
+    waiting.refresh_from_db()
+    assert waiting.completeness is not None
+    # mu > nu: the completeness of what was released only grows (capped at 1)
+    assert drift["projected"][0]["completeness"] > waiting.completeness
+    curve = report["learning_curve"]
+    assert curve["weeks"][-1]["answers"] == 17  # every answer of the world in this week
+    assert curve["fit"] is None  # one week
