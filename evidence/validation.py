@@ -48,6 +48,7 @@ from evidence.numbers import extract_numbers
 from evidence.retrieval import PlacedDocument, overrides
 from evidence.services import embedder
 from evidence.text import content_terms
+from maria.openapi import DATABASE_INT_MAX
 from trail.chain import canonical_json
 
 logger = logging.getLogger(__name__)
@@ -120,10 +121,14 @@ def overriding_document(version: DocumentVersion, zone: str) -> PlacedDocument |
 
 def current_versions(documents: Iterable[int]) -> dict[int, DocumentVersion]:
     """Each document's newest version (the one a citation without a version reads), with its
-    zone, in one query; documents that do not exist are absent."""
+    zone, in one query; documents that do not exist are absent, and so is an id no row can
+    hold (the service path does not bound ids as the API does; SQLite would overflow)."""
     newest: dict[int, DocumentVersion] = {}
+    ids = {document for document in documents if 0 < document <= DATABASE_INT_MAX}
+    if not ids:
+        return newest
     for row in (
-        DocumentVersion.objects.filter(document_id__in=set(documents))
+        DocumentVersion.objects.filter(document_id__in=ids)
         .defer("text")
         .select_related("document__zone")
     ):
