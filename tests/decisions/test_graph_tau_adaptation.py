@@ -169,6 +169,14 @@ def test_adopting_writes_a_policy_version_and_the_next_answer_is_gated_on_it(
     gate = Decision.objects.get(pk=nxt["id"]).report.body["graph_gate"]
     assert gate["cohesion_tau"] == pytest.approx(proposal["adapted"])
     assert gate["gate"] == "qualified"  # 0.1875 is now below tau_c
+    # rolled back as any policy change: the earlier version's values again, with a reason
+    back = admin.put(
+        f"/api/v1/zones/{ZONE}/policy/",
+        {"reason": "too strict after all", "graph_risk": "medium"},
+        format="json",
+    )
+    assert back.status_code == 200, back.json()
+    assert admin.get(URL).json()["current"] == pytest.approx(0.15)
 
 
 def test_another_zones_admin_reads_nothing(
