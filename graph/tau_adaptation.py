@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.db.models import Q
 from django.utils.translation import gettext
 
 from coordinates.models import Zone, ZonePolicyVersion
@@ -48,35 +49,36 @@ class GraphVerdict:
     correct: bool
 
 
-def _gate_of(body: Any, mode: str) -> tuple[float, float] | None:
-    """(cohesion, tau_c it was judged under) of a stored report's graph gate, or None."""
-    if not isinstance(body, dict):
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    gate = body.get("graph_gate")
-    if not isinstance(gate, dict):
-        gate = body if mode.startswith("graph-") else None
-    if gate is None:
-        return None
-    cohesion, tau = gate.get("cohesion"), gate.get("cohesion_tau")
-    if not isinstance(cohesion, int | float) or not isinstance(tau, int | float):
-        return None
-    if not (math.isfinite(cohesion) and math.isfinite(tau)):
-        return None
-    return float(cohesion), float(tau)
+    return float(value) if math.isfinite(value) else None
 
 
 def graph_verdicts(zone: Zone, tau: float) -> list[GraphVerdict]:
     """The zone's reviewed graph-gated decisions judged under `tau`, in the order of their
     verdicts (a person's `decision.approved` or `decision.failed`; not a re-review's
     "evidence changed", which says the text changed, not that the answer was wrong)."""
-    rows = Decision.objects.filter(zone=zone.coordinate, report__isnull=False).values_list(
-        "pk", "report__mode", "report__body"
+    # Only the gate's two numbers are read, not the reports' bodies: an agent's answer keeps
+    # them in its report's `graph_gate`, a graph answer at its report's top level.
+    rows = (
+        Decision.objects.filter(zone=zone.coordinate, report__isnull=False)
+        .filter(Q(report__body__has_key="graph_gate") | Q(report__mode__startswith="graph-"))
+        .values_list(
+            "pk",
+            "report__body__graph_gate__cohesion",
+            "report__body__graph_gate__cohesion_tau",
+            "report__body__cohesion",
+            "report__body__cohesion_tau",
+        )
     )
     gated: dict[int, float] = {}
-    for pk, mode, body in rows.iterator():
-        found = _gate_of(body, mode or "")
-        if found is not None and math.isclose(found[1], tau, abs_tol=1e-9):
-            gated[pk] = found[0]
+    for pk, answer_cohesion, answer_tau, graph_cohesion, graph_tau in rows.iterator():
+        agents = answer_cohesion is not None
+        cohesion = _number(answer_cohesion if agents else graph_cohesion)
+        judged = _number(answer_tau if agents else graph_tau)
+        if cohesion is not None and judged is not None and math.isclose(judged, tau, abs_tol=1e-9):
+            gated[pk] = cohesion
     if not gated:
         return []
     events = (
