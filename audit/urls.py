@@ -31,6 +31,17 @@ api_urlpatterns: list[URLPattern] = [
         learning_page.ZoneRequeryModelView.as_view(),
         name="zone-requery-model",
     ),
+    # The graph gate's tau_c adapted to the reviewers' verdicts (seed 002 §9.4).
+    path(
+        "zones/<str:coordinate>/graph-tau/",
+        learning_page.ZoneGraphTauView.as_view(),
+        name="zone-graph-tau",
+    ),
+    path(
+        "zones/<str:coordinate>/graph-tau/adopt/",
+        learning_page.ZoneGraphTauAdoptView.as_view(),
+        name="zone-graph-tau-adopt",
+    ),
     # Threshold advice (gates.advice): tau against its human share and wrong share.
     path(
         "zones/<str:coordinate>/advice/", advice_views.ZoneAdviceView.as_view(), name="zone-advice"

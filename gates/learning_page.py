@@ -1,9 +1,10 @@
 """The zone's learned-models page, `/zones/{coordinate}/learned/`: the confidence weights
 w1..w4 fitted on its reviewers' verdicts beside the current ones, with their held-back
 figures, the adopt form (a reason; the fit previewed is the fit adopted) and the rollback
-form (the weights of an earlier policy version); and the requery model of §8.1 with its
-figures against the constant rate. Thin: `decisions.confidence_weights` and
-`gates.requery_model` do the work and check again who may act."""
+form (the weights of an earlier policy version); the requery model of §8.1 with its
+figures against the constant rate; and the graph gate's tau_c adapted to the reviewers'
+verdicts (seed 002 §9.4) with its adopt form, and its API. Thin: `decisions.confidence_weights`,
+`gates.requery_model` and `graph.tau_adaptation` do the work and check again who may act."""
 
 from __future__ import annotations
 
@@ -24,13 +25,14 @@ from rest_framework.views import APIView
 
 from decisions import calibration
 from decisions import confidence_weights as weights
-from decisions.api_calibration import _COORDINATE
+from decisions.api_calibration import _COORDINATE, _person
 from decisions.api_calibration import _zone as _api_zone
 from evidence import weights_fit
 from gates.calibration_page import _zone_for
 from gates.requery_model import requery_model
+from graph import tau_adaptation
 from maria.errors import ApplicationError
-from maria.openapi import error_responses
+from maria.openapi import NOT_BLANK, error_responses
 
 FIGURES = (
     ("brier", gettext_lazy("Brier score")),
@@ -77,7 +79,9 @@ def _page(
     proposal = weights.weights_propose(zone=zone, user=request.user)
     fit = proposal.fit
     requery = requery_model(zone)
+    graph_tau = tau_adaptation.graph_tau_propose(zone=zone, user=request.user)
     context = {
+        "graph_tau": graph_tau,
         "zone": zone,
         "proposal": proposal,
         "weight_rows": (
@@ -172,6 +176,23 @@ def zone_weights_rollback(request: HttpRequest, coordinate: str) -> HttpResponse
     )
 
 
+@require_POST
+@login_required
+def zone_graph_tau_adopt(request: HttpRequest, coordinate: str) -> HttpResponse:
+    zone = _zone_for(request.user, coordinate)
+    return _acted(
+        request,
+        coordinate,
+        lambda: tau_adaptation.graph_tau_adopt(
+            zone=zone,
+            user=request.user,
+            reason=request.POST.get("reason", ""),
+            fingerprint=request.POST.get("fingerprint", ""),
+        ),
+        _("Adapted tau_c adopted as policy version %(version)s."),
+    )
+
+
 class ZoneRequeryModelView(APIView):
     """GET /api/v1/zones/{c}/requery-model/: the fit and its held-back figures, or why not."""
 
@@ -183,3 +204,60 @@ class ZoneRequeryModelView(APIView):
     )
     def get(self, request: Request, coordinate: str) -> Response:
         return Response(requery_model(_api_zone(request, coordinate)).as_dict())
+
+
+class ZoneGraphTauView(APIView):
+    """GET /api/v1/zones/{c}/graph-tau/: tau_c now, adapted, the verdicts and the averages."""
+
+    @extend_schema(
+        summary="The graph gate's tau_c adapted to the zone's reviewed graph-gated answers "
+        "(seed 002 §9.4), beside the current one (zone admins and auditors)",
+        parameters=[_COORDINATE],
+        responses={200: OpenApiTypes.OBJECT, **error_responses(400, 403, 404)},
+    )
+    def get(self, request: Request, coordinate: str) -> Response:
+        zone = _api_zone(request, coordinate)
+        return Response(tau_adaptation.graph_tau_propose(zone=zone, user=request.user).as_dict())
+
+
+class ZoneGraphTauAdoptView(APIView):
+    """POST /api/v1/zones/{c}/graph-tau/adopt/: the adapted tau_c as a new policy version."""
+
+    @extend_schema(
+        summary="Make the adapted tau_c the zone's cohesion_tau (a new policy version; zone "
+        "admins)",
+        request={
+            "application/json": {
+                "type": "object",
+                "properties": {
+                    "reason": {
+                        "type": "string",
+                        "pattern": NOT_BLANK,
+                        "maxLength": calibration.REASON_LIMIT,
+                    },
+                    "fingerprint": {"type": "string"},
+                },
+                "required": ["reason", "fingerprint"],
+            }
+        },
+        parameters=[_COORDINATE],
+        responses={200: OpenApiTypes.OBJECT, **error_responses(400, 403, 404, 409)},
+    )
+    def post(self, request: Request, coordinate: str) -> Response:
+        zone = _api_zone(request, coordinate)
+        if not isinstance(request.data, dict):
+            raise ApplicationError(_("the body must be a JSON object"), field=None)
+        row = tau_adaptation.graph_tau_adopt(
+            zone=zone,
+            user=_person(request),
+            reason=request.data.get("reason"),
+            fingerprint=request.data.get("fingerprint"),
+        )
+        return Response(
+            {
+                "zone": row.zone.coordinate,
+                "version": row.version,
+                "overrides": row.overrides,
+                "reason": row.reason,
+            }
+        )

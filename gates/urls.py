@@ -77,6 +77,11 @@ urlpatterns = [
         learning_page.zone_weights_rollback,
         name="zone-weights-rollback-page",
     ),
+    path(
+        "zones/<str:coordinate>/learned/graph-tau/adopt/",
+        learning_page.zone_graph_tau_adopt,
+        name="zone-graph-tau-adopt-page",
+    ),
     path("zones/<str:coordinate>/roles/", views.zone_grant, name="zone-grant"),
     path("zones/<str:coordinate>/roles/<int:pk>/revoke/", views.zone_revoke, name="zone-revoke"),
     path("reviews/periodic/", periodic_views.periodic_list, name="periodic-reviews-page"),

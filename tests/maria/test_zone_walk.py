@@ -859,6 +859,18 @@ ROUTES: dict[str, Spec] = {
         )
     },
     "zones/<str:coordinate>/learned/": Spec(params={"coordinate": "coordinate"}),
+    # the graph gate's tau_c adapted to the reviewers' verdicts (seed 002 §9.4)
+    "api/v1/zones/<str:coordinate>/graph-tau/": Spec(params={"coordinate": "coordinate"}),
+    **{
+        f"{prefix}/adopt/": Spec(
+            params={"coordinate": "coordinate"},
+            body=lambda w: {"reason": "walk", "fingerprint": "walk"},
+        )
+        for prefix in (
+            "api/v1/zones/<str:coordinate>/graph-tau",
+            "zones/<str:coordinate>/learned/graph-tau",
+        )
+    },
     "api/v1/zones/<str:coordinate>/requery-model/": Spec(params={"coordinate": "coordinate"}),
     "zones/<str:coordinate>/reviews/download/": Spec(
         params={"coordinate": "coordinate"}, queries=lambda w: ["?format=csv", "?format=jsonl"]
