@@ -15,9 +15,10 @@ the reviewer's "supported".
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from django.contrib.auth.models import User
 from django.utils.translation import gettext
@@ -182,11 +183,11 @@ def weights_propose(
 # --- adopt and roll back ------------------------------------------------------------------
 
 
-def _reason(reason: Any) -> str:
+def adoption_reason(reason: Any, *, missing: str) -> str:
+    """The reason an admin gives for adopting a proposal, stripped; `missing` is the refusal
+    when there is none (it names what the proposal changes)."""
     if not isinstance(reason, str) or not reason.strip():
-        raise ApplicationError(
-            gettext("a reason is required to change the confidence weights"), field="reason"
-        )
+        raise ApplicationError(missing, field="reason")
     if len(reason.strip()) > REASON_LIMIT:
         raise ApplicationError(
             gettext("a reason has at most %(limit)s characters; this one has %(length)s")
@@ -194,6 +195,28 @@ def _reason(reason: Any) -> str:
             field="reason",
         )
     return reason.strip()
+
+
+class _Previewable(Protocol):
+    @property
+    def fingerprint(self) -> str: ...
+
+
+P = TypeVar("P", bound=_Previewable)
+
+
+def previewed(fingerprint: Any, propose: Callable[[], P]) -> P:
+    """The proposal an admin adopts, made again and held to the one they previewed: a
+    fingerprint is required, and one that is not the fresh proposal's (the verdicts changed
+    since) is a 409."""
+    if not isinstance(fingerprint, str) or not fingerprint:
+        raise ApplicationError(
+            gettext("say which proposal you adopt: its fingerprint"), field="fingerprint"
+        )
+    proposal = propose()
+    if proposal.fingerprint != fingerprint:
+        raise Conflict(gettext("the zone's verdicts changed since this proposal; propose again"))
+    return proposal
 
 
 def _adopter(user: AnyUser, zone: Zone) -> User:
@@ -208,7 +231,7 @@ def _adopter(user: AnyUser, zone: Zone) -> User:
     return user
 
 
-def _own_overrides(zone: Zone) -> tuple[dict[str, Any], ZonePolicyVersion | None]:
+def own_overrides(zone: Zone) -> tuple[dict[str, Any], ZonePolicyVersion | None]:
     latest = zone.policy_versions.order_by("-version").first()
     return (dict(latest.overrides) if latest else {}), latest
 
@@ -219,18 +242,14 @@ def weights_adopt(*, zone: Zone, user: AnyUser, reason: Any, fingerprint: Any) -
     version (`policy_update`: checked for every zone beneath, `policy.changed` on the trail
     in its transaction). The version's reason records the held-back figures."""
     person = _adopter(user, zone)
-    reason = _reason(reason)
-    if not isinstance(fingerprint, str) or not fingerprint:
-        raise ApplicationError(
-            gettext("say which proposal you adopt: its fingerprint"), field="fingerprint"
-        )
-    proposal = weights_propose(zone=zone, user=person)
-    if proposal.fingerprint != fingerprint:
-        raise Conflict(gettext("the zone's verdicts changed since this proposal; propose again"))
+    reason = adoption_reason(
+        reason, missing=gettext("a reason is required to change the confidence weights")
+    )
+    proposal = previewed(fingerprint, lambda: weights_propose(zone=zone, user=person))
     if proposal.fit is None:
         raise ApplicationError(proposal.why_not, code="too_few_verdicts", field=None)
     fit = proposal.fit
-    overrides, _ = _own_overrides(zone)
+    overrides, _ = own_overrides(zone)
     overrides.update(zip(WEIGHT_FIELDS, fit.weights, strict=True))
     before, after = fit.before.brier, fit.after.brier
     record = (
@@ -244,7 +263,9 @@ def weights_rollback(*, zone: Zone, user: AnyUser, reason: Any, version: Any) ->
     """A new policy version whose weights are those of the zone's own version `version`
     (absent there: inherited again from above); every other field stays as it is now."""
     person = _adopter(user, zone)
-    reason = _reason(reason)
+    reason = adoption_reason(
+        reason, missing=gettext("a reason is required to change the confidence weights")
+    )
     if isinstance(version, bool) or not isinstance(version, int):
         raise ApplicationError(gettext("version must be a whole number"), field="version")
     earlier = zone.policy_versions.filter(version=version).first()
@@ -255,7 +276,7 @@ def weights_rollback(*, zone: Zone, user: AnyUser, reason: Any, version: Any) ->
             code="unknown_policy_version",
             field="version",
         )
-    overrides, _ = _own_overrides(zone)
+    overrides, _ = own_overrides(zone)
     for name in WEIGHT_FIELDS:
         overrides.pop(name, None)
         if name in earlier.overrides:

@@ -187,20 +187,26 @@ def dashboard_rows(figures: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-@require_GET
-@login_required
-def zone_dashboard(request: HttpRequest, coordinate: str) -> HttpResponse:
+def page_window(
+    request: HttpRequest, coordinate: str
+) -> tuple[Coordinate, Zone, kpis.Window, ApplicationError | None]:
+    """A zone page's coordinate, zone (404 unless readable) and window; a window the query
+    gets wrong is the default one, with the problem to show (the page answers 400)."""
     try:
         coord = parse(coordinate)
     except CoordinateError:
         raise NotFound(gettext("no such zone")) from None
     zone = zone_readable(request.user, coord)
-    problem = None
     try:
-        window = kpis.window_from(request.GET)
+        return coord, zone, kpis.window_from(request.GET), None
     except ApplicationError as error:
-        problem = error
-        window = kpis.window_from({})
+        return coord, zone, kpis.window_from({}), error
+
+
+@require_GET
+@login_required
+def zone_dashboard(request: HttpRequest, coordinate: str) -> HttpResponse:
+    coord, zone, window, problem = page_window(request, coordinate)
     figures = kpis.zone_kpis(coord, window)
     context = {
         "zone": zone,

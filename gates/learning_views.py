@@ -15,12 +15,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from coordinates.coordinate import CoordinateError, parse
 from coordinates.fields import coordinate_parameter
 from coordinates.selectors import coordinate_from
 from gates import kpis, learning
-from gates.dashboard import zone_readable
-from maria.errors import ApplicationError, NotFound
+from gates.dashboard import page_window, zone_readable
+from maria.errors import ApplicationError
 from maria.openapi import error_responses
 
 TYPE_WORDS = {
@@ -60,17 +59,7 @@ class ZoneLearningView(APIView):
 @require_GET
 @login_required
 def zone_learning_page(request: HttpRequest, coordinate: str) -> HttpResponse:
-    try:
-        coord = parse(coordinate)
-    except CoordinateError:
-        raise NotFound(gettext("no such zone")) from None
-    zone = zone_readable(request.user, coord)
-    problem = None
-    try:
-        window = kpis.window_from(request.GET)
-    except ApplicationError as error:
-        problem = error
-        window = kpis.window_from({})
+    coord, zone, window, problem = page_window(request, coordinate)
     report = learning.zone_learning(coord, window)
     context = {
         "zone": zone,

@@ -28,12 +28,13 @@ from django.utils.translation import gettext
 from coordinates.models import Zone, ZonePolicyVersion
 from coordinates.selectors import effective_policy
 from coordinates.services import policy_update
-from decisions.calibration import REASON_LIMIT, AnyUser, may_adopt, may_read
+from decisions.calibration import AnyUser, may_adopt, may_read
+from decisions.confidence_weights import adoption_reason, own_overrides, previewed
 from decisions.events import Kind
 from decisions.models import ClaimVerdict, Decision
 from decisions.services import EVIDENCE_CHANGED
 from graph.core.adaptation import EMA_WEIGHT, ThresholdState, adapted_cohesion_tau
-from maria.errors import ApplicationError, Conflict, Forbidden, NotFound
+from maria.errors import ApplicationError, Forbidden, NotFound
 from trail.ledger import SYSTEM
 from trail.models import TrailEvent
 
@@ -192,28 +193,13 @@ def graph_tau_adopt(
             gettext("only a zone admin of %(zone)s or above changes the graph gate's tau_c")
             % {"zone": zone.coordinate}
         )
-    if not isinstance(reason, str) or not reason.strip():
-        raise ApplicationError(
-            gettext("a reason is required to change the graph gate's tau_c"), field="reason"
-        )
-    reason = reason.strip()
-    if len(reason) > REASON_LIMIT:
-        raise ApplicationError(
-            gettext("a reason has at most %(limit)s characters; this one has %(length)s")
-            % {"limit": REASON_LIMIT, "length": len(reason)},
-            field="reason",
-        )
-    if not isinstance(fingerprint, str) or not fingerprint:
-        raise ApplicationError(
-            gettext("say which proposal you adopt: its fingerprint"), field="fingerprint"
-        )
-    proposal = graph_tau_propose(zone=zone, user=user)
-    if proposal.fingerprint != fingerprint:
-        raise Conflict(gettext("the zone's verdicts changed since this proposal; propose again"))
+    reason = adoption_reason(
+        reason, missing=gettext("a reason is required to change the graph gate's tau_c")
+    )
+    proposal = previewed(fingerprint, lambda: graph_tau_propose(zone=zone, user=user))
     if proposal.adapted is None:
         raise ApplicationError(proposal.why_not, code="too_few_verdicts", field=None)
-    latest = zone.policy_versions.order_by("-version").first()
-    overrides = dict(latest.overrides) if latest else {}
+    overrides, _ = own_overrides(zone)
     overrides["cohesion_tau"] = proposal.adapted
     record = (
         f"{reason} [graph gate tau_c adapted (seed 002 §9.4) {proposal.current} -> "
