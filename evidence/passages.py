@@ -235,12 +235,12 @@ def citations_pinned(
     for claim in claims:
         row: list[int | None] = []
         for citation in claim.get("citations", []):
-            version = (
+            found = (
                 None
                 if citation.get("version") is not None
                 else current.get(int(citation["document"]))
             )
-            citable = version is not None and citable_for(version, str(zone))
-            row.append(version.version if citable and version is not None else None)
+            citable = found is not None and citable_for(found, str(zone))
+            row.append(found.version if citable and found is not None else None)
         versions.append(row)
     return pin_citations(claims, versions=versions, submitted_at=submitted_at)

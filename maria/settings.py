@@ -186,7 +186,7 @@ else:
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "maria.cache.RedisCache",  # one client per pool, not per call
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": env.str("CACHE_PREFIX", default="maria"),
         }

@@ -10,6 +10,9 @@ import math
 from typing import Any, cast
 
 from axes.helpers import get_cool_off, get_failure_limit
+from django.core.cache import DEFAULT_CACHE_ALIAS, caches
+from django.core.cache import cache as default_cache
+from django.core.cache.backends.redis import RedisCache
 from django.db import models
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -81,6 +84,32 @@ class _Limit(SimpleRateThrottle):
     num_requests: int | None  # parsed from the rate by DRF (not in its stubs)
     duration: int | None
 
+    def _count(self, current: str, previous: str, period: int) -> tuple[int, int]:
+        """This window's count with this request in it, and the previous window's. Both
+        windows are kept two periods: the next window reads this one as its previous."""
+        # DRF's `cache` is Django's proxy of the default cache; the backend itself is wanted.
+        cache = caches[DEFAULT_CACHE_ALIAS] if self.cache is default_cache else self.cache
+        if isinstance(cache, RedisCache):
+            # One round trip, not three: INCR, EXPIRE and GET pipelined (measured: a third of
+            # the CPU of the three calls, bench/bench_pipeline.py). EXPIRE after every INCR
+            # rather than SET NX first: a key that expired between the two would be counted
+            # on without a lifetime. Django's Redis cache stores an integer as its digits, so
+            # INCR and a plain GET read it as the cache does.
+            keys = [cache.make_and_validate_key(k) for k in (current, previous)]
+            client = cast(Any, cache)._cache.get_client(keys[0], write=True)
+            pipe = client.pipeline(transaction=False)
+            pipe.incr(keys[0])
+            pipe.expire(keys[0], 2 * period)
+            pipe.get(keys[1])
+            counted, _, before = pipe.execute()
+            return int(counted), int(before or 0)
+        self.cache.add(current, 0, timeout=2 * period)
+        try:
+            counted = int(self.cache.incr(current))
+        except ValueError:  # it expired between the two calls: this request is its first
+            counted = 1
+        return counted, int(self.cache.get(previous) or 0)
+
     def get_rate(self) -> str | None:
         # Read each time a request builds its throttles, not copied at import as DRF's
         # THROTTLE_RATES is, so that a changed setting (and override_settings) applies.
@@ -99,13 +128,7 @@ class _Limit(SimpleRateThrottle):
         elapsed = now - window * period
         current = f"{key}:{window}"
         try:
-            # Kept two periods: the next window reads it as its previous one.
-            self.cache.add(current, 0, timeout=2 * period)
-            try:
-                counted = int(self.cache.incr(current))
-            except ValueError:  # it expired between the two calls: this request is its first
-                counted = 1
-            previous = int(self.cache.get(f"{key}:{window - 1}") or 0)
+            counted, previous = self._count(current, f"{key}:{window - 1}", period)
             estimate = sliding_count(
                 current=counted, previous=previous, elapsed=elapsed, period=period
             )

@@ -6,11 +6,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 import pytest
+import redis
 from axes.models import AccessAttempt
 from django.core.cache import cache, caches
+from django.core.cache.backends.redis import RedisCache
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
 from django.utils import timezone
@@ -18,7 +20,12 @@ from rest_framework.test import APIClient
 
 from coordinates.services import token_issue
 from maria.settings import throttle_rate
-from maria.throttles import client_address, seconds_until_allowed, sliding_count
+from maria.throttles import (
+    AddressRateThrottle,
+    client_address,
+    seconds_until_allowed,
+    sliding_count,
+)
 from tests.decisions.helpers import at_once
 
 PUBLIC = "/api/v1/trail/public-key/"  # open to anyone: the address limit's ground
@@ -277,3 +284,38 @@ def test_bearer_tokens_are_not_subject_to_the_lockout(rita: Any) -> None:
     api = APIClient(REMOTE_ADDR="127.0.0.1")
     api.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
     assert api.get("/api/v1/zones/").status_code == 200
+
+
+def test_on_redis_a_window_is_counted_in_one_round_trip_and_every_key_expires(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    backend = caches["default"]
+    if not isinstance(backend, RedisCache):
+        pytest.skip("the shared cache is Redis only with REDIS_URL")
+    # Given the address limit's counter, and every command batch sent to Redis counted
+    sent: list[int] = []
+    send = redis.connection.Connection.send_packed_command
+
+    def counted(self: Any, command: Any, *args: Any, **kwargs: Any) -> None:
+        sent.append(1)
+        send(self, command, *args, **kwargs)
+
+    monkeypatch.setattr(redis.connection.Connection, "send_packed_command", counted)
+    limit = AddressRateThrottle()
+    # When three requests are counted in this window, the previous one having held seven
+    backend.set("throttle_address_203.0.113.5:4", 7, timeout=120)
+    sent.clear()
+    counts = [
+        limit._count("throttle_address_203.0.113.5:5", "throttle_address_203.0.113.5:4", 60)
+        for _ in range(3)
+    ]
+    # Then each count is this window's so far and the previous window's, one round trip each
+    assert counts == [(1, 7), (2, 7), (3, 7)]
+    assert len(sent) == 3
+    # And the window's key lives two periods at most, never forever
+    shared = cast(Any, backend)._cache
+    client = shared.get_client(write=True)
+    lifetime = client.ttl(backend.make_and_validate_key("throttle_address_203.0.113.5:5"))
+    assert 0 < lifetime <= 120
+    # And the cache hands out one Redis client, not a new one per call
+    assert client is shared.get_client(write=True)
