@@ -341,3 +341,20 @@ def test_truncating_a_governance_table_with_rows_is_refused(
     _run("SET CONSTRAINTS ALL IMMEDIATE", [])
     with pytest.raises(DatabaseError, match=REFUSED), transaction.atomic():
         _run(f"TRUNCATE {table} CASCADE", [])
+
+
+@pytest.mark.postgres
+def test_every_governance_trigger_is_installed_as_compiled() -> None:
+    # A frozen column added beside the models (decisions.models._DECISION_FIXED) needs its
+    # migration: pgtrigger reads a trigger whose installed hash is not the compiled one's as
+    # OUTDATED. The trail's are left out: trail 0002 renamed them and kept the old names'
+    # hashes, so pgtrigger reads them as OUTDATED though they refuse the same.
+    import pgtrigger
+
+    status = {
+        f"{model._meta.db_table}.{trigger.name}": trigger.get_installation_status(model)
+        for model, trigger in pgtrigger.registered()
+        if model._meta.app_label != "trail"
+    }
+    assert "decisions_decision.decision_fixed" in status
+    assert {name: s for name, s in status.items() if s != ("INSTALLED", True)} == {}
