@@ -390,11 +390,12 @@ class Comment(models.Model):
 # comments never change; a per-claim verdict keeps its claim and the engine's verdict, and
 # its reviewer's verdict changes only with their next act on the decision's lane (approve,
 # reject: the event carries the verdicts); a decision keeps what was asked, answered
-# and cited (its state, gate and scores change only with an event on its lane, which
-# `verify_trail` replays: audit.rows); a re-review or periodic review keeps what it is about
-# and, once closed, its verdict. PostgreSQL: compiled by django-pgtrigger and installed by
-# migration 0009 (registered here, not in Meta.triggers, like the trail's); SQLite: the
-# twins in that migration.
+# and cited, its graph evidence too (its state, gate and scores change only with an event on
+# its lane, which `verify_trail` replays: audit.rows); a re-review or periodic review keeps
+# what it is about and, once closed, its verdict. PostgreSQL: compiled by django-pgtrigger and
+# installed by migration 0009 (registered here, not in Meta.triggers, like the trail's);
+# SQLite: the twins in that migration. A change to these columns needs a migration that
+# installs the trigger again, as 0012 does for graph_evidence.
 
 _DECISION_FIXED = (
     "question",
@@ -405,6 +406,7 @@ _DECISION_FIXED = (
     "bundle_id",
     "idempotency_key",
     "request_hash",
+    "graph_evidence",
 )
 _REREVIEW_FIXED = (
     "decision_id",

@@ -30,6 +30,7 @@ from decisions.rereview import rereview_close
 from decisions.services import decision_approve, decision_claim, decision_comment
 from evidence.models import Document, KnowledgeConflict, ZoneCalibration
 from tests.decisions.conftest import GOOD, UNVERIFIABLE, WRONG_NUMBER, ZONE, cite
+from tests.decisions.test_graph_gate_on_answers import CHAIN, CHAIN_KEYS, graph_of  # noqa: F401
 from tests.samples import POLICY_EN
 from tests.trail_support import triggers_bypassed
 
@@ -55,12 +56,17 @@ def governed(
     set_policy: Callable[..., Any],
     ingest: Callable[..., Any],
     person: Callable[..., Any],
+    graph_of: Callable[..., None],  # noqa: F811
 ) -> dict[str, Any]:
     """One row of every governance table, each made through its service."""
     ann = person("ann", Role.REVIEWER, PLANET)
     person("zed", Role.ZONE_ADMIN, PLANET)
+    graph_of(CHAIN)
     completed = submit([{"text": GOOD, "citations": [cite(policy_doc)]}]).json()
-    failed = submit([{"text": WRONG_NUMBER, "citations": [cite(policy_doc)]}]).json()
+    # Blocked on its own, whatever its graph evidence says: the gate never loosens.
+    failed = submit(
+        [{"text": WRONG_NUMBER, "citations": [cite(policy_doc)]}], graph_evidence=CHAIN_KEYS
+    ).json()
     queued = submit([{"text": UNVERIFIABLE, "citations": [cite(policy_doc)]}]).json()
     assert (completed["state"], failed["state"], queued["state"]) == (
         "completed",
@@ -141,6 +147,15 @@ MATRIX = {
         lambda g: [g["completed"]],
         lambda g: f"decisions_decision id {g['completed']} ",
         refused=True,
+    ),
+    "decision's graph evidence dropped": Tampering(
+        # Before validation the answer would skip the graph gate (services._graph_gated).
+        "UPDATE decisions_decision SET graph_evidence = NULL WHERE id = %s",
+        lambda g: [g["failed"]],
+        lambda g: "",
+        refused=True,
+        # The chain seals the request's hash, not the column (audit.rows): the trigger stands.
+        named_when_bypassed=False,
     ),
     "reviewer's claim verdict flipped": Tampering(
         "UPDATE decisions_claimverdict SET supported = NOT supported WHERE id = %s",
@@ -326,3 +341,20 @@ def test_truncating_a_governance_table_with_rows_is_refused(
     _run("SET CONSTRAINTS ALL IMMEDIATE", [])
     with pytest.raises(DatabaseError, match=REFUSED), transaction.atomic():
         _run(f"TRUNCATE {table} CASCADE", [])
+
+
+@pytest.mark.postgres
+def test_every_governance_trigger_is_installed_as_compiled() -> None:
+    # A frozen column added beside the models (decisions.models._DECISION_FIXED) needs its
+    # migration: pgtrigger reads a trigger whose installed hash is not the compiled one's as
+    # OUTDATED. The trail's are left out: trail 0002 renamed them and kept the old names'
+    # hashes, so pgtrigger reads them as OUTDATED though they refuse the same.
+    import pgtrigger
+
+    status = {
+        f"{model._meta.db_table}.{trigger.name}": trigger.get_installation_status(model)
+        for model, trigger in pgtrigger.registered()
+        if model._meta.app_label != "trail"
+    }
+    assert "decisions_decision.decision_fixed" in status
+    assert {name: s for name, s in status.items() if s != ("INSTALLED", True)} == {}
