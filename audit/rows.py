@@ -22,7 +22,7 @@ from typing import Any
 from audit.integrity import EventRef, _in_chunks, batched, problem_at, row_at
 from coordinates.events import Kind as ZoneKind
 from coordinates.models import RoleAssignment, ZonePolicyVersion
-from decisions.events import Kind, text_hash
+from decisions.events import Kind, keys_hash, text_hash
 from decisions.models import ClaimVerdict, Comment, Decision, PeriodicReview, ReReview
 from evidence.events import CONFLICT_RESOLVED
 from evidence.models import Document, DocumentVersion, KnowledgeConflict, ZoneCalibration
@@ -128,8 +128,9 @@ def _decision_event(
     if "state" in payload:
         columns["state"] = (payload["state"], ref)
     if kind == Kind.DECISION_PROPOSED:
-        for column in ("question", "answer"):
-            if column in payload:  # events written before the hashes were sealed have none
+        for column in ("question", "answer", "graph_evidence"):
+            # Events written before each hash was sealed have none: the column goes unchecked.
+            if column in payload:
                 columns[column] = (payload[column], ref)
         for column, empty in (("gate", ""), ("sufficiency", None), ("policy_label", "")):
             columns[column] = (empty, ref)
@@ -265,6 +266,7 @@ def _decisions(expected: Expected, problems: list[RowProblem]) -> int:
             "policy_label",
             "question",
             "answer",
+            "graph_evidence",
             "assigned_to__username",
         ),
         expected.decisions,
@@ -280,6 +282,7 @@ def _decisions(expected: Expected, problems: list[RowProblem]) -> int:
             **row,
             "question": text_hash(row["question"]),
             "answer": text_hash(row["answer"]),
+            "graph_evidence": keys_hash(row["graph_evidence"]),
             "assigned_to": row["assigned_to__username"],
         }
         _compare(problems, "decisions_decision", decision_id, columns, seen)

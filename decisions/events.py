@@ -9,6 +9,7 @@ validation report) goes in as its content hash, never as content. To add a kind:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -78,9 +79,21 @@ def text_hash(text: str) -> str:
     return ledger.content_hash(text.encode())
 
 
+def keys_hash(keys: Sequence[str] | None) -> str | None:
+    """sha256 of the key list's compact JSON (`["decision:12","document:3"]`, in the order
+    given), or None for no list: how `decision.proposed` seals a decision's graph evidence."""
+    if keys is None:
+        return None
+    # A hash, not the list: up to 64 keys of up to 300 characters (decisions.api_decisions)
+    # would be up to 19 kB in every proposed event, and payloads carry hashes of anything big.
+    # Strings only, so this is the canonical JSON an auditor can rebuild and sha256sum.
+    return ledger.content_hash(json.dumps(keys, separators=(",", ":"), ensure_ascii=False).encode())
+
+
 def decision_proposed(decision: Decision, *, actor: AbstractBaseUser) -> TrailEvent:
-    """An agent submitted an answer; its bundle, question and answer are sealed by their
-    hashes, so that `verify_trail` names a decision whose row says otherwise (audit.rows)."""
+    """An agent submitted an answer; its bundle, question, answer and graph evidence are
+    sealed by their hashes (no graph evidence: null), so that `verify_trail` names a decision
+    whose row says otherwise (audit.rows)."""
     return _decision(
         decision,
         Kind.DECISION_PROPOSED,
@@ -90,6 +103,7 @@ def decision_proposed(decision: Decision, *, actor: AbstractBaseUser) -> TrailEv
         request=decision.request_hash,
         question=text_hash(decision.question),
         answer=text_hash(decision.answer),
+        graph_evidence=keys_hash(decision.graph_evidence),
     )
 
 

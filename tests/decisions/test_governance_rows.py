@@ -152,10 +152,8 @@ MATRIX = {
         # Before validation the answer would skip the graph gate (services._graph_gated).
         "UPDATE decisions_decision SET graph_evidence = NULL WHERE id = %s",
         lambda g: [g["failed"]],
-        lambda g: "",
+        lambda g: f"decisions_decision id {g['failed']} ",
         refused=True,
-        # The chain seals the request's hash, not the column (audit.rows): the trigger stands.
-        named_when_bypassed=False,
     ),
     "reviewer's claim verdict flipped": Tampering(
         "UPDATE decisions_claimverdict SET supported = NOT supported WHERE id = %s",
