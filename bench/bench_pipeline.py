@@ -3,8 +3,8 @@ worker. Targets, each printed beside what the run measured: issue 27, submit API
 at >= 50 answers/s (the latency phase, BENCH_LATENCY_RATE); issue 28, >= 100 answers/s kept
 (the throughput phase, BENCH_RATE) and what issue 28 added to the chain events <= 1 ms CPU
 per decision (the profile: the calls that build, link and write a decision's trail events,
-timed in place, and of them what issue 28 added on this path: no event, the question and
-answer hashes `decision.proposed` seals so that verify_trail can replay the row).
+timed in place, and of them what issue 28 added on this path: no event, the question, answer
+and graph evidence hashes `decision.proposed` seals so that verify_trail can replay the row).
 
 Builds a throwaway database (maria_bench_pipeline, recreated each run) and migrates it; seeds
 a zone with a lenient policy, an agent token, a few documents and answers that go the whole
@@ -521,20 +521,28 @@ def _profile(token: str, claims: list[dict[str, Any]]) -> tuple[float, float]:
             not name.startswith("_")
             and inspect.isfunction(function)
             and function.__module__ == decision_events.__name__
-            and name != "text_hash"
+            and name not in ("text_hash", "keys_hash")
         ):
             chain_timed(decision_events, name, "chain")
-    # Issue 28's part of them: the question's and answer's hashes `decision.proposed` seals.
-    sealed = decision_events.text_hash
 
-    def timed_seal(text: str) -> str:
-        cpu = time.thread_time()
-        try:
-            return sealed(text)
-        finally:
-            add("sealed cpu", time.thread_time() - cpu)
+    # Issue 28's part of them: the hashes `decision.proposed` seals (question, answer and,
+    # where the code has it, graph evidence).
+    def timed_seal(module: Any, name: str) -> None:
+        sealed = getattr(module, name, None)
+        if sealed is None:  # not in this version of the code
+            return
 
-    decision_events.text_hash = timed_seal  # type: ignore[assignment]
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            cpu = time.thread_time()
+            try:
+                return sealed(*args, **kwargs)
+            finally:
+                add("sealed cpu", time.thread_time() - cpu)
+
+        setattr(module, name, wrapper)
+
+    timed_seal(decision_events, "text_hash")
+    timed_seal(decision_events, "keys_hash")
     seal = ledger._seal
 
     def counted_seal(*args: Any, **kwargs: Any) -> str:
@@ -626,7 +634,7 @@ def _profile(token: str, claims: list[dict[str, Any]]) -> tuple[float, float]:
         f" {chain_cpu:.2f} ms CPU in this process, {decision_ms('chain wall'):.2f} ms wall"
         f" with PostgreSQL's side of their statements, of {decision_ms('cpu'):.1f} ms CPU and"
         f" {decision_ms('wall'):.1f} ms wall for the whole submit and validate; of which the"
-        f" question and answer hashes decision.proposed seals (issue 28):"
+        f" question, answer and graph evidence hashes decision.proposed seals (issue 28):"
         f" {decision_ms('sealed cpu'):.3f} ms"
     )
     return chain_cpu, decision_ms("sealed cpu")
