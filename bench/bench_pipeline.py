@@ -903,7 +903,7 @@ def _targets(
         chain, added = trail_ms
         print(
             f"  issue 28, chain events: {added:.3f} ms CPU per decision added by it (the sealed"
-            f" question and answer hashes; <= {TARGET_CHAIN_MS:.0f} ms:"
+            f" question, answer and graph evidence hashes; <= {TARGET_CHAIN_MS:.0f} ms:"
             f" {_verdict(added <= TARGET_CHAIN_MS)}), of {chain:.2f} ms for all of a"
             " decision's chain events"
         )
