@@ -19,7 +19,7 @@ from coordinates.coordinate import Coordinate
 from coordinates.models import ApiToken
 from coordinates.selectors import effective_policy
 from decisions import events
-from decisions.services import Submitted, decision_submit
+from decisions.services import Submitted, decision_submit, replayed, submitted_under
 from evidence.models import EvidenceBundle, Paragraph
 from evidence.questions import Part, Question, analyse_question, describe_part, model, pass_mark
 from evidence.questions import signals as addressing_signals
@@ -277,6 +277,13 @@ def ask(
     tau (seed 000 §4.2); refuse otherwise. Parts left unanswered are returned as `missing`
     (a partial answer, graded as one)."""
     agent = token.agent_coordinate
+    earlier = submitted_under(token=token, idempotency_key=idempotency_key)
+    if earlier is not None:
+        # A retry is answered from the key before anything is retrieved: the zone's documents
+        # may have changed since, and the same question must still get the same decision.
+        same = earlier.question == question and earlier.zone == str(zone)
+        submitted = replayed(earlier, same=same)
+        return Answered(decision=submitted.decision, replayed=True)
     asked = analyse_question(question)
     candidates = _candidates(question, asked, zone)
     chosen = choose(asked, candidates)

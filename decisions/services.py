@@ -197,7 +197,13 @@ def _advisory_lock(key: str) -> bool:
 
 def _replay(existing: Decision, digest: str) -> Submitted:
     """The same key again: the first decision if the body is the same, 422 if it is not."""
-    if existing.request_hash != digest:
+    return replayed(existing, same=existing.request_hash == digest)
+
+
+def replayed(existing: Decision, *, same: bool) -> Submitted:
+    """A request that reuses an Idempotency-Key: the decision the key made if the request is
+    the same, 422 naming the header if it is not."""
+    if not same:
         raise Unprocessable(
             gettext("this Idempotency-Key was used with a different request body"),
             code="idempotency_mismatch",
@@ -205,6 +211,13 @@ def _replay(existing: Decision, digest: str) -> Submitted:
         )
     log.info("decision submission replayed", extra={"decision_id": existing.pk})
     return Submitted(existing, replayed=True)
+
+
+def submitted_under(*, token: ApiToken, idempotency_key: str) -> Decision | None:
+    """The decision this token's person submitted under `idempotency_key`, if any."""
+    if not idempotency_key:
+        return None
+    return Decision.objects.filter(proposed_by=token.user, idempotency_key=idempotency_key).first()
 
 
 def decision_submit(

@@ -10,6 +10,7 @@ import pytest
 
 from decisions.models import Decision
 from tests.decisions.conftest import AGENT, ZONE
+from tests.samples import POLICY_EN
 from trail.models import TrailEvent
 from trail.verify import verify_database
 
@@ -66,3 +67,38 @@ def test_an_idempotency_key_is_checked_as_a_submission_checks_it(
         assert response.status_code == 400
         assert response.json()["error"]["field"] == "Idempotency-Key"
     assert not Decision.objects.exists()
+
+
+def test_the_same_idempotency_key_replays_the_first_answer_after_the_documents_changed(
+    policy_doc: Any,
+    ingest: Callable[..., Any],
+    agent_client: Callable[[str], Any],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    # Given an answered question under an Idempotency-Key
+    client = agent_client(AGENT)
+    body = {"question": "Who approves expenses above 500,000 yen?", "zone": ZONE}
+    with django_capture_on_commit_callbacks(execute=True):
+        first = client.post("/api/v1/ask/", body, format="json", HTTP_IDEMPOTENCY_KEY="ask-1")
+    assert first.status_code == 201, first.json()
+    # And a new version of the policy, whose approval sentence the question now retrieves
+    ingest(
+        POLICY_EN.replace("by the division head", "by the chief financial officer"),
+        title="Travel policy",
+        key="travel",
+    )
+    # When the agent retries the same request (its connection dropped before the answer)
+    again = client.post("/api/v1/ask/", body, format="json", HTTP_IDEMPOTENCY_KEY="ask-1")
+    # Then it gets the first decision back, not a mismatch nor a second answer
+    assert again.status_code == 200, again.json()
+    assert again.json()["id"] == first.json()["id"]
+    assert Decision.objects.count() == 1
+    # And another question under that key is refused, naming the key
+    other = client.post(
+        "/api/v1/ask/",
+        {**body, "question": "Within how many days are approved expenses reimbursed?"},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="ask-1",
+    )
+    assert other.status_code == 422
+    assert other.json()["error"]["field"] == "Idempotency-Key"
