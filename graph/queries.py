@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
 from django.db import transaction
 from django.db.models import Case, Q, When
+from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop
 from numpy.typing import NDArray
 from scipy.sparse.csgraph import connected_components
@@ -32,8 +34,10 @@ from decisions.escalation import graph_escalation
 from decisions.models import Decision, Gate, State
 from evidence import services as evidence_services
 from evidence.models import ValidationReport
+from evidence.provenance import retrieval_stamp
 from evidence.services import bundle_create
 from evidence.text import content_terms
+from evidence.validation import citable_for, current_versions
 from graph import events
 from graph.core.cohesion import (
     select_evidence,
@@ -47,7 +51,7 @@ from graph.core.paths import CausalGraph, best_causal_path, causal_subgraph
 from graph.core.query_type import cohesion_split, method_for, query_type
 from graph.core.risk import risk_concentration
 from graph.core.types import EDGE_TYPES, EdgeType
-from graph.models import GraphNode, GraphRiskFlag, RiskFlagStatus
+from graph.models import GraphEdge, GraphNode, GraphRiskFlag, RiskFlagStatus
 from graph.store import GraphSnapshot, snapshot
 from maria.errors import ApplicationError, NotFound
 from trail.chain import canonical_json
@@ -687,22 +691,87 @@ GRAPH_GATE_AS_REPORT_GATE: dict[str, str] = {
 NO_EVIDENCE = "no_evidence"
 
 
-def _claims(edges: list[dict[str, Any]], nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _claims(
+    edges: list[dict[str, Any]],
+    nodes: list[dict[str, Any]],
+    *,
+    zone: Coordinate,
+    answered_at: datetime,
+) -> list[dict[str, Any]]:
     """One claim per evidence edge: the fact it states, citing its end nodes that are
-    documents (by node key, and document id where the key names one); none otherwise."""
+    documents (by node key, and document id where the key names one); none otherwise.
+
+    A citation of a document records its version and when it was read (seed 000 §2.2, as
+    evidence.passages.citations_pinned does for agents' answers): the version the edge was
+    extracted from when the edge is that document's, since that text is where the fact was
+    read (a later version may no longer say it); else the version current now, where the
+    zone may cite that document; else none. `retrieved_at` is the answer's time. A node key
+    that names no document id is cited as it was, by key alone."""
     by_id = {n["id"]: n for n in nodes}  # by node: a level's zones may share keys
     labels = {i: f"{n['type']} “{n['label']}”" for i, n in by_id.items()}
-    claims = []
+    cited: list[list[tuple[str, int | None]]] = []
     for e in edges:
-        citations = []
+        ends = []
         for end, node_id in ((e["source"], e["source_id"]), (e["target"], e["target_id"])):
             node = by_id.get(node_id)
             if node is None or node["type"] != "document":
                 continue
             ref = str(end).removeprefix("document:")
-            citations.append({"node": end, "document": int(ref) if ref.isdigit() else None})
+            ends.append((str(end), int(ref) if ref.isdigit() else None))
+        cited.append(ends)
+    read_from = _extracted_versions(edges) if any(cited) else {}
+    unread = {
+        document
+        for e, ends in zip(edges, cited, strict=True)
+        for _, document in ends
+        if document is not None and read_from.get(_edge_key(e), (None, 0))[0] != document
+    }
+    current = current_versions(unread) if unread else {}
+    stamp = retrieval_stamp(answered_at)
+    claims = []
+    for e, ends in zip(edges, cited, strict=True):
+        citations: list[dict[str, Any]] = []
+        for end, document in ends:
+            if document is None:
+                citations.append({"node": end, "document": None})
+                continue
+            citation: dict[str, Any] = {"node": end, "document": document}
+            extracted = read_from.get(_edge_key(e))
+            found = current.get(document)
+            if extracted is not None and extracted[0] == document:
+                citation["version"] = extracted[1]
+            elif found is not None and citable_for(found, str(zone)):
+                citation["version"] = found.version
+            citation["retrieved_at"] = stamp
+            citations.append(citation)
         claims.append({"text": _fact(e, labels), "edge": e, "citations": citations})
     return claims
+
+
+def _edge_key(edge: Mapping[str, Any]) -> tuple[Any, Any, str]:
+    return (edge["source_id"], edge["target_id"], str(edge["type"]))
+
+
+def _extracted_versions(
+    edges: Sequence[Mapping[str, Any]],
+) -> dict[tuple[Any, Any, str], tuple[int, int]]:
+    """The document and version each extracted edge among `edges` was read from, by (source
+    node, target node, type), in one query; edges of no document version are absent (the
+    index holds no versions: only the edge rows do)."""
+    if not edges:
+        return {}
+    rows = GraphEdge.objects.filter(
+        source_id__in={e["source_id"] for e in edges},
+        target_id__in={e["target_id"] for e in edges},
+        document__isnull=False,
+        document_version__isnull=False,
+    ).values_list("source_id", "target_id", "edge_type", "document_id", "document_version")
+    wanted = {_edge_key(e) for e in edges}
+    return {
+        (source, target, str(kind)): (document, version)
+        for source, target, kind, document, version in rows
+        if (source, target, str(kind)) in wanted and document is not None and version is not None
+    }
 
 
 def _store_report(
@@ -719,7 +788,8 @@ def _store_report(
     sufficiency is the best diffusion score (relevance before normalisation, 0 if nothing
     matched); completeness is not computed for graph answers and stored as 0.
     """
-    bundle = bundle_create(zone=zone, claims=_claims(edges, nodes))
+    claims = _claims(edges, nodes, zone=zone, answered_at=timezone.now())
+    bundle = bundle_create(zone=zone, claims=claims)
     full = {k: v for k, v in body.items() if k != "report"}
     report = ValidationReport(
         bundle=bundle,

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from django.core.management import call_command
+from django.template.loader import render_to_string
 from django.test import Client
 from django.utils import timezone
 
@@ -118,6 +119,15 @@ def test_the_decision_page_shows_each_sources_version_and_retrieval_time(
     assert f"v{policy_doc.version.version} ¶{policy_doc.number}" in page
     assert 'datetime="2026-11-30T00:15:00+00:00"' in page
     assert "retrieved" in page
+
+
+def test_a_citation_of_a_version_without_a_paragraph_names_no_paragraph() -> None:
+    # a graph answer cites a document node: a version and a retrieval time, no paragraph
+    item = {"document": 12, "version": 2, "source": {"title": "Memo", "href": ""}}
+    shown = render_to_string("decision/_citation.html", {"item": item})
+    assert "Memo" in shown
+    assert "v2" in shown
+    assert "¶" not in shown
 
 
 def test_a_bundle_sealed_before_retrieval_times_still_verifies(

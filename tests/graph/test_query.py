@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from django.db import transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from graph import store as graph_store
 from graph.models import EdgeOrigin, GraphNode
@@ -224,6 +226,67 @@ def test_a_document_node_in_the_evidence_is_cited_by_its_claim(
     cited = [c for c in claims if c["citations"]]
     assert [c["edge"]["target"] for c in cited] == ["document:evaluation"]
     assert cited[0]["citations"] == [{"node": "document:evaluation", "document": None}]
+
+
+def _document_citations() -> list[dict[str, Any]]:
+    from evidence.models import ValidationReport
+
+    claims = ValidationReport.objects.get().bundle.claims
+    return [c for claim in claims for c in claim["citations"] if c["document"] is not None]
+
+
+def test_a_graph_answer_cites_the_version_its_edge_was_read_from_after_a_newer_one_is_current(
+    ingest: Callable[..., Any], reviewer_api: Any
+) -> None:
+    from graph.models import GraphEdge
+
+    # given an edge extracted from version 2 that version 3 no longer asserts (kept, stale)
+    ingest("Memo\n\nThe budget is 100,000 yen.\n", title="Memo", key="m", kind="memo")
+    ingest("Memo\n\nThe budget is 300,000 yen.\n", title="Memo", key="m", kind="memo")
+    memo = ingest("Memo\n\nThe budget is 450,000 yen.\n", title="Memo", key="m", kind="memo")
+    read = GraphEdge.objects.get(target__key=f"amount:{ZONE}:300,000 JPY")
+    assert (read.document_version, read.stale) == (2, True)
+    document = read.document_id
+    assert memo.document.pk == document
+    assert memo.version.version == 3
+    # when the graph answers over it
+    before = timezone.now()
+    ask(reviewer_api, q="Memo 300,000", k=2)
+    after = timezone.now()
+    # then the document is cited at the version the fact was read from, and when
+    citations = _document_citations()
+    assert [(c["node"], c["document"], c["version"]) for c in citations] == [
+        (f"document:{document}", document, 2)
+    ]
+    retrieved = parse_datetime(citations[0]["retrieved_at"])
+    assert retrieved is not None
+    assert before <= retrieved <= after
+
+
+def test_a_graph_answer_over_an_edge_of_no_version_cites_the_current_version(
+    ingest: Callable[..., Any], import_lines: Callable[..., Any], reviewer_api: Any
+) -> None:
+    from evidence.models import ValidationReport
+
+    # given a document of two versions and an imported edge to it, which carries no version
+    ingest("Memo\n\nThe budget is 100,000 yen.\n", title="Memo", key="m", kind="memo")
+    memo = ingest("Memo\n\nThe budget is 300,000 yen.\n", title="Memo", key="m", kind="memo")
+    document = memo.document.pk
+    imported = import_lines([
+        edge("decision:lease", f"document:{document}", "references", tt="document",
+             source_label="printer lease", target_label="Memo"),
+    ])  # fmt: skip
+    assert imported.status_code == 201, imported.json()
+    # when the graph answers over it
+    ask(reviewer_api, q="printer lease memo", k=2)
+    # then the citation is pinned to the version current at answer time
+    claims = ValidationReport.objects.get().bundle.claims
+    cited = [(c["edge"]["source"], c["citations"]) for c in claims if c["citations"]]
+    assert [
+        (source, [(c["document"], c["version"]) for c in citations]) for source, citations in cited
+    ] == [("decision:lease", [(document, 2)])]
+    citations = cited[0][1]
+    assert parse_datetime(citations[0]["retrieved_at"]) is not None
 
 
 def test_an_h_star_below_one_half_is_flat_retrieval() -> None:
