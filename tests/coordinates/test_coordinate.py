@@ -121,3 +121,45 @@ def test_the_error_says_what_is_wrong() -> None:
         parse("G01")
     with pytest.raises(CoordinateError, match="at most 5"):
         parse("G1.U1.P1.Z1.A1.A2")
+
+
+def test_a_zone_is_its_own_zone_and_a_level_above_has_none() -> None:
+    assert parse("G1.U2.P4.Z3").zone() == parse("G1.U2.P4.Z3")
+    assert parse("G1.U2.P4.Z3.A9").zone() == parse("G1.U2.P4.Z3")
+    with pytest.raises(CoordinateError, match=r"^G1\.U2\.P4 is a planet, not inside a zone$"):
+        parse("G1.U2.P4").zone()
+
+
+def test_every_refusal_names_its_reason() -> None:
+    # What a coordinate is built from, as an API error would show it.
+    with pytest.raises(CoordinateError, match=r"^a coordinate has 1 to 5 segments$"):
+        Coordinate(())
+    with pytest.raises(CoordinateError, match=r"^segment numbers run from 1 to 999999$"):
+        Coordinate((1, 0))
+    with pytest.raises(CoordinateError, match=r"^a coordinate must be a string$"):
+        parse(12)  # type: ignore[arg-type]
+    with pytest.raises(CoordinateError, match=r"^a coordinate must not be empty$"):
+        parse("")
+    # A long wrong segment is quoted cut short, so an error never echoes a whole payload.
+    with pytest.raises(CoordinateError, match=r"must start with 'U' \(universe\), got 'X1234567'$"):
+        parse("G1.X123456789")
+    with pytest.raises(
+        CoordinateError,
+        match=r"^segment 'U01234567890' of 'G1\.U0123456789012' needs a number from 1 to "
+        r"999999 without leading zeros$",
+    ):
+        parse("G1.U0123456789012")
+    with pytest.raises(ValueError, match=r"^1 <= shortest <= longest <= 5$"):
+        pattern(shortest=3, longest=2)
+
+
+def test_the_pattern_is_the_grammar_written_out() -> None:
+    segment = "[1-9][0-9]{0,5}"
+    assert pattern(shortest=1, longest=3) == (rf"^G{segment}(\.U{segment}(\.P{segment})?)?$")
+    assert pattern(shortest=2, longest=2) == rf"^G{segment}\.U{segment}$"
+
+
+def test_by_default_the_pattern_reads_every_level_and_a_child_is_one_level_down() -> None:
+    assert re.fullmatch(pattern(), "G1")
+    assert re.fullmatch(pattern(), "G1.U2.P3.Z4.A5")
+    assert Coordinate.parse("G1.U2").child(7) == parse("G1.U2.P7")
