@@ -7,7 +7,7 @@ import hashlib
 import itertools
 import math
 import random
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time
 from typing import Any
 
 import pytest
@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 from trail.chain import (
     GENESIS,
     REASON_ALTERED,
+    REASON_DIGEST,
     REASON_RELINKED,
+    REASON_TRUNCATED_EMPTY,
     BatchChecker,
     ChainLink,
     ChainVerdict,
@@ -286,6 +288,49 @@ def test_a_broken_link_is_reported_before_the_checkpoint_is_compared() -> None:
     links[3] = dataclasses.replace(links[3], canonical=links[3].canonical + b" ")
     verdict = verify_against_checkpoint(links, 20, digest)
     assert (verdict.broken_seq, verdict.reason) == (4, REASON_ALTERED)
+
+
+def test_a_checkpoint_of_the_whole_trail_or_of_its_first_event_holds() -> None:
+    links = _trail(25)
+    whole = verify_against_checkpoint(links, 25, checkpoint_digest(k.hash for k in links))
+    first = verify_against_checkpoint(links, 1, checkpoint_digest([links[0].hash]))
+    assert (whole.intact, whole.checked, whole.head_seq) == (True, 25, 25)
+    assert (first.intact, first.checked, first.head_seq) == (True, 25, 25)
+
+
+def test_each_refusal_against_a_checkpoint_says_where_the_trail_stood() -> None:
+    links = _trail(40)
+    digest = checkpoint_digest(link.hash for link in links)
+    # An emptied trail: nothing checked, no head, every checkpointed event missing.
+    assert verify_against_checkpoint([], 40, digest) == ChainVerdict(
+        False,
+        0,
+        None,
+        GENESIS,
+        broken_seq=1,
+        reason=REASON_TRUNCATED_EMPTY % {"first": 1, "last": 40},
+        template=REASON_TRUNCATED_EMPTY,
+        parts=(("first", 1), ("last", 40)),
+    )
+    # A cut tail: the head is the last event left, the first missing one is named.
+    cut = verify_against_checkpoint(links[:33], 40, digest)
+    assert (cut.intact, cut.checked, cut.head_seq, cut.head_hash) == (
+        False,
+        33,
+        33,
+        links[32].hash,
+    )
+    assert cut.parts == (("first", 1), ("head", 33), ("last", 40))
+    # A trail re-linked after a deletion: whole as a chain, so its head is the forged one.
+    forged = _relinked(links[:11] + links[14:])
+    mismatch = verify_against_checkpoint(forged, 30, digest)
+    assert (mismatch.intact, mismatch.checked, mismatch.head_seq, mismatch.head_hash) == (
+        False,
+        37,
+        37,
+        forged[-1].hash,
+    )
+    assert mismatch.template == REASON_DIGEST
 
 
 def test_checkpoint_seq_must_be_positive() -> None:
@@ -558,3 +603,23 @@ def test_a_null_or_mistyped_value_fails_its_chain_only(column: int, value: objec
     assert checker.chains[ZONES[0]].failed
     assert not checker.chains[ZONES[1]].failed
     assert checker.chains[ZONES[1]].head_seq == 5
+
+
+def test_what_canonical_json_refuses_it_names() -> None:
+    with pytest.raises(TypeError, match=r"^canonical_json takes a mapping, got list$"):
+        canonical_json([1])  # type: ignore[arg-type]
+    for value, kind in ((date(2026, 1, 2), "date"), (time(3), "time")):
+        with pytest.raises(TypeError, match=rf"^{kind} values must be ISO 8601 strings"):
+            canonical_json({"at": value})
+    with pytest.raises(TypeError, match=r"^canonical_json cannot encode a value of type set$"):
+        canonical_json({"tags": {"a"}})
+
+
+def test_a_verdict_at_the_first_event_has_no_head_and_one_further_on_names_the_last_good() -> None:
+    links = _trail(5)
+    first_altered = [dataclasses.replace(links[0], canonical=links[0].canonical + b" ")]
+    verdict = verify_chain(first_altered + links[1:])
+    assert (verdict.checked, verdict.head_seq, verdict.head_hash) == (0, None, GENESIS)
+    repeated = verify_chain([*links[:3], links[2], *links[3:]])
+    assert (repeated.broken_seq, repeated.head_seq, repeated.head_hash) == (3, 3, links[2].hash)
+    assert repeated.parts == (("expected", 4),)
