@@ -68,7 +68,7 @@ clean:
 # The pure cores' mutation score (issue 30: >= 90% each). Slow and CPU-bound, so never part
 # of `make test` or CI. One core per run keeps each run bounded: `make mutate CORE=gates.grading`.
 # mutmut copies the packages into mutants/ (git ignores it); `mutmut results` lists survivors.
-CORE ?= evidence.scoring gates.grading graph.core
+CORE ?= evidence.scoring gates.grading graph.core coordinates.coordinate trail.chain
 MUTATE_CHILDREN ?= 2
 mutate: install
 	@for core in $(CORE); do echo "== $$core"; \
