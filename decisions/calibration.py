@@ -57,6 +57,16 @@ def may_read(user: AnyUser, zone: Zone) -> bool:
     return has_role(user, READ_ROLES, zone.coord)
 
 
+def readable(user: AnyUser, zone: Zone) -> None:
+    """Raise the 404 another zone's reader gets (as for a zone that does not exist)."""
+    if not may_read(user, zone):
+        raise NotFound(
+            gettext("unknown zone %(zone)s") % {"zone": zone.coordinate},
+            code="unknown_zone",
+            field="coordinate",
+        )
+
+
 def may_adopt(user: AnyUser, zone: Zone) -> bool:
     return has_role(user, ADOPT_ROLES, zone.coord)
 
@@ -300,12 +310,7 @@ def calibration_preview(
     zone's decisions and those beneath it: each graded as it was (under the calibration its
     report names) and as it would be with this version in force. A zone beneath with an
     adopted calibration of its own keeps it, so its decisions do not move. Changes nothing."""
-    if not may_read(user, zone):
-        raise NotFound(
-            gettext("unknown zone %(zone)s") % {"zone": zone.coordinate},
-            code="unknown_zone",
-            field="coordinate",
-        )
+    readable(user, zone)
     candidate = in_force(calibration_get(zone, version))
     days = settings.MARIA_WHATIF_DAYS if days is None else days
     since = timezone.now() - timedelta(days=days)

@@ -26,7 +26,7 @@ from django.utils.translation import gettext
 from coordinates.models import Zone, ZonePolicyVersion
 from coordinates.selectors import beneath, effective_policy
 from coordinates.services import policy_update
-from decisions.calibration import REASON_LIMIT, AnyUser, may_adopt, may_read
+from decisions.calibration import REASON_LIMIT, AnyUser, may_adopt, readable
 from decisions.models import ClaimVerdict, Decision
 from evidence import weights_fit
 from maria.errors import ApplicationError, Conflict, Forbidden, NotFound
@@ -133,21 +133,12 @@ class WeightsProposal:
         }
 
 
-def _readable(user: AnyUser, zone: Zone) -> None:
-    if not may_read(user, zone):
-        raise NotFound(
-            gettext("unknown zone %(zone)s") % {"zone": zone.coordinate},
-            code="unknown_zone",
-            field="coordinate",
-        )
-
-
 def weights_propose(
     *, zone: Zone, user: AnyUser, minimum: int = weights_fit.MIN_WEIGHT_VERDICTS
 ) -> WeightsProposal:
     """Fit the weights on the zone's older verdicts and measure them and the zone's current
     weights on the latest quarter; nothing is stored, nothing judges differently."""
-    _readable(user, zone)
+    readable(user, zone)
     examples = weight_examples(zone)
     n = len(examples.supported)
     window = (
@@ -221,7 +212,7 @@ def previewed(fingerprint: Any, propose: Callable[[], P]) -> P:
 
 def _adopter(user: AnyUser, zone: Zone) -> User:
     if not may_adopt(user, zone):
-        _readable(user, zone)
+        readable(user, zone)
         raise Forbidden(
             gettext("only a zone admin of %(zone)s or above changes the confidence weights")
             % {"zone": zone.coordinate}

@@ -28,13 +28,13 @@ from django.utils.translation import gettext
 from coordinates.models import Zone, ZonePolicyVersion
 from coordinates.selectors import effective_policy
 from coordinates.services import policy_update
-from decisions.calibration import AnyUser, may_adopt, may_read
+from decisions.calibration import AnyUser, may_adopt, readable
 from decisions.confidence_weights import adoption_reason, own_overrides, previewed
 from decisions.events import Kind
 from decisions.models import ClaimVerdict, Decision
 from decisions.services import EVIDENCE_CHANGED
 from graph.core.adaptation import EMA_WEIGHT, ThresholdState, adapted_cohesion_tau
-from maria.errors import ApplicationError, Forbidden, NotFound
+from maria.errors import ApplicationError, Forbidden
 from trail.ledger import SYSTEM
 from trail.models import TrailEvent
 
@@ -135,19 +135,10 @@ class TauProposal:
         }
 
 
-def _readable(user: AnyUser, zone: Zone) -> None:
-    if not may_read(user, zone):
-        raise NotFound(
-            gettext("unknown zone %(zone)s") % {"zone": zone.coordinate},
-            code="unknown_zone",
-            field="coordinate",
-        )
-
-
 def graph_tau_propose(*, zone: Zone, user: AnyUser, minimum: int = MIN_TAU_VERDICTS) -> TauProposal:
     """Replay the zone's verdicts under its current tau_c through the §9.4 adaptation,
     starting from that tau_c; nothing is stored, nothing is gated differently."""
-    _readable(user, zone)
+    readable(user, zone)
     current = effective_policy(zone.coord).values.graph_tau
     verdicts = graph_verdicts(zone, current)
     used = "|".join(f"{v.decision}:{int(v.correct)}" for v in verdicts)
@@ -188,7 +179,7 @@ def graph_tau_adopt(
     version (`policy_update`: checked for every zone beneath, `policy.changed` on the trail
     in its transaction). The version's reason records what the adaptation read."""
     if not may_adopt(user, zone) or not isinstance(user, User):
-        _readable(user, zone)
+        readable(user, zone)
         raise Forbidden(
             gettext("only a zone admin of %(zone)s or above changes the graph gate's tau_c")
             % {"zone": zone.coordinate}
